@@ -1,0 +1,66 @@
+package io.subrange.allocator.band;
+
+/**
+ * Allocates offsets {@code 0 .. size-1} of one range, split into a static band
+ * {@code [0, staticBandSize)} and a dynamic band {@code [staticBandSize, size)}.
+ *
+ * <p>{@link #allocateNext()} prefers the dynamic band: it starts at a random offset inside it
+ * and scans forward, wrapping inside that band; only when the dynamic band is full does it do
+ * the same inside the static band. {@link #allocate(long)} takes any free offset in either
+ * band.
+ *
+ * <p>Implementations are not thread-safe, like {@link java.util.BitSet}; the domain allocators
+ * that own them serialize access.
+ */
+public interface BandedAllocator {
+
+  /** Number of offsets in the range. */
+  long size();
+
+  /** Number of offsets in the static band, which starts at offset 0. */
+  long staticBandSize();
+
+  /**
+   * Takes {@code offset}. Returns false when it was already taken.
+   *
+   * @throws IndexOutOfBoundsException when {@code offset} is outside {@code [0, size)}
+   */
+  boolean allocate(long offset);
+
+  /** Takes a free offset, dynamic band first; returns -1 when the range is full. */
+  long allocateNext();
+
+  /**
+   * The offset {@link #allocateNext()} would take now, without taking it (for dry runs);
+   * -1 when the range is full.
+   */
+  long peekNext();
+
+  /** Frees {@code offset}. Returns false when it was not taken. */
+  boolean release(long offset);
+
+  boolean isAllocated(long offset);
+
+  /** Taken offsets in the whole range. */
+  long used();
+
+  /** Taken offsets inside the static band. */
+  long usedInStaticBand();
+
+  default long free() {
+    return size() - used();
+  }
+
+  /**
+   * The state in Kubernetes' RangeAllocation {@code data} form: a bit array where bit i is
+   * offset i, as the minimal big-endian bytes of that number (Go's {@code big.Int.Bytes()}).
+   */
+  byte[] snapshot();
+
+  /**
+   * Replaces the state with a {@link #snapshot()}.
+   *
+   * @throws IllegalArgumentException when the data names offsets outside the range
+   */
+  void restore(byte[] data);
+}

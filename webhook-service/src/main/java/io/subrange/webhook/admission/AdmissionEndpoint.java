@@ -1,0 +1,88 @@
+package io.subrange.webhook.admission;
+
+import io.subrange.webhook.metrics.AdmissionMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.util.unit.DataSize;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@code POST /mutate}: the mutating admission webhook. A well-formed AdmissionReview always
+ * gets an AdmissionReview back with the same uid; a body that is not one gets HTTP 400 with a
+ * one-line reason.
+ */
+@RestController
+public class AdmissionEndpoint {
+
+  private static final Logger log = LoggerFactory.getLogger(AdmissionEndpoint.class);
+  private static final String UNKNOWN = "unknown";
+
+  private final AdmissionReviewReader reader;
+  private final MutatingAdmission admission;
+  private final AdmissionMetrics metrics;
+  private final int maxBodyBytes;
+
+  public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission admission, AdmissionMetrics metrics,
+      @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize) {
+    this.reader = reader;
+    this.admission = admission;
+    this.metrics = metrics;
+    this.maxBodyBytes = (int) maxBodySize.toBytes();
+  }
+
+  /** Reads the body whatever its content type, so a wrong one is a 400 with a reason, not a 415. */
+  @PostMapping(path = "/mutate")
+  public Mono<ResponseEntity<Object>> mutate(ServerHttpRequest request) {
+    long started = System.nanoTime();
+    return DataBufferUtils.join(request.getBody(), maxBodyBytes)
+        .map(buffer -> {
+          byte[] bytes = new byte[buffer.readableByteCount()];
+          buffer.read(bytes);
+          DataBufferUtils.release(buffer);
+          return bytes;
+        })
+        .defaultIfEmpty(new byte[0])
+        .flatMap(body -> admit(body, started))
+        .onErrorResume(DataBufferLimitException.class, e -> {
+          metrics.record(UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+          return Mono.just(ResponseEntity.status(HttpStatus.PAYLOAD_TOO_LARGE).contentType(MediaType.TEXT_PLAIN)
+              .body("body is larger than " + maxBodyBytes + " bytes (spring.codec.max-in-memory-size)\n"));
+        });
+  }
+
+  private Mono<ResponseEntity<Object>> admit(byte[] body, long started) {
+    AdmissionCall call;
+    try {
+      call = reader.read(body);
+    } catch (MalformedAdmissionReviewException e) {
+      metrics.record(UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+      return Mono.just(badRequest(e.getMessage()));
+    }
+    String kind = call.kind().kind();
+    String operation = call.operation().name();
+    return Mono.defer(() -> Mono.fromFuture(admission.admit(call)))
+        .map(outcome -> {
+          metrics.record(kind, operation, outcome.result(), System.nanoTime() - started);
+          log.debug("{} {} {}/{} uid={} dryRun={}: {}", operation, kind, call.namespace(), call.name(), call.uid(),
+              call.dryRun(), outcome.result());
+          return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body((Object) outcome.review());
+        })
+        .onErrorResume(MalformedAdmissionReviewException.class, e -> {
+          metrics.record(kind, operation, "invalid", System.nanoTime() - started);
+          return Mono.just(badRequest(e.getMessage()));
+        });
+  }
+
+  private static ResponseEntity<Object> badRequest(String reason) {
+    return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN).body(reason + "\n");
+  }
+}

@@ -1,0 +1,62 @@
+package io.subrange.webhook.config;
+
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.port.PortRange;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotEmpty;
+import jakarta.validation.constraints.NotNull;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Everything under {@code subrange.*}. Spring's relaxed binding applies, so
+ * {@code SUBRANGE_SERVICE_CIDRS=10.96.0.0/12} sets {@code subrange.service.cidrs}. A value
+ * that does not parse or validate stops startup with the property's name and the value.
+ */
+@Validated
+@ConfigurationProperties(prefix = "subrange")
+public record SubrangeProperties(
+    @Valid @NotNull @DefaultValue Service service,
+    @NotNull @DefaultValue("memory") StoreKind store,
+    @Valid @NotNull @DefaultValue Admission admission,
+    @Valid @NotNull @DefaultValue Tls tls) {
+
+  /** Where allocations are kept. */
+  public enum StoreKind {
+    /** In this process only: lost on restart. For local runs and tests. */
+    MEMORY
+  }
+
+  /**
+   * @param cidrs Service CIDRs, comma-separated; the first is the primary family, at most one
+   *     per family (as kube-apiserver's {@code --service-cluster-ip-range})
+   * @param nodePortRange inclusive NodePort range (as {@code --service-node-port-range})
+   */
+  public record Service(
+      @NotEmpty @ServiceCidrs @DefaultValue("10.96.0.0/12") List<Cidr> cidrs,
+      @NotNull @DefaultValue("30000-32767") PortRange nodePortRange) {
+
+    /** The family of the first CIDR: what a Service gets when it does not say. */
+    public IpFamily primaryFamily() {
+      return cidrs.get(0).family();
+    }
+  }
+
+  /**
+   * @param timeout how long one admission request may wait for its allocation to become
+   *     durable; keep it under the webhook's {@code timeoutSeconds}
+   */
+  public record Admission(@NotNull @DefaultValue("4s") Duration timeout) {
+  }
+
+  /**
+   * @param certDir folder holding {@code tls.crt} and {@code tls.key}; read at startup by
+   *     {@code ServingTlsEnvironment} and re-read when the files change
+   */
+  public record Tls(@NotEmpty @DefaultValue("/etc/subrange/tls") String certDir) {
+  }
+}

@@ -1,0 +1,32 @@
+package io.subrange.webhook.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import org.springframework.stereotype.Component;
+
+/**
+ * {@code subrange_admission_requests_total{kind,operation,result}} and
+ * {@code subrange_admission_duration_seconds{kind,operation,result}}, where result is
+ * allowed, patched, denied, invalid (HTTP 400) or error.
+ */
+@Component
+public class AdmissionMetrics {
+
+  private final MeterRegistry registry;
+
+  public AdmissionMetrics(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  public void record(String kind, String operation, String result, long nanos) {
+    registry.counter("subrange.admission.requests", "kind", kind, "operation", operation, "result", result)
+        .increment();
+    Timer.builder("subrange.admission.duration")
+        .description("Time to answer one admission request, including making its allocation durable")
+        .tags("kind", kind, "operation", operation, "result", result)
+        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
+        .register(registry)
+        .record(Duration.ofNanos(nanos));
+  }
+}

@@ -14,14 +14,21 @@ set -euo pipefail
 K8S_VERSION=1.20.2
 # Debian bookworm ships Kubernetes 1.20.2 as source package version 1.20.5+really1.20.2-*
 DEBIAN_SOURCE_VERSION_PREFIX=1.20.5+really1.20.2
+# Bump when the build below changes, so caches built by an older recipe are rebuilt.
+RECIPE=2
 CACHE_ROOT=${SUBRANGE_K8S_CACHE:-$HOME/.cache/subrange}
 BIN_DIR=$CACHE_ROOT/k8s/$K8S_VERSION-linux-amd64
 BUILD_DIR=$CACHE_ROOT/build
 
 log() { echo "provide-control-plane: $*" >&2; }
 
+have_built() {
+  [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/kubectl" ] \
+    && [ "$(cat "$BIN_DIR/.recipe" 2>/dev/null)" = "$RECIPE" ]
+}
+
 have_all() {
-  [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/etcd" ] && [ -x "$BIN_DIR/kubectl" ]
+  have_built && [ -x "$BIN_DIR/etcd" ]
 }
 
 if have_all; then
@@ -40,6 +47,8 @@ ensure_packages() {
   command -v rsync >/dev/null 2>&1 || need+=(rsync)
   command -v make >/dev/null 2>&1 || need+=(make)
   command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
+  [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need+=(golang-github-modern-go-reflect2-dev)
+  [ -d /usr/share/gocode/src/github.com/json-iterator/go ] || need+=(golang-github-json-iterator-go-dev)
   if [ ! -f "$BUILD_DIR/.source-unpacked" ]; then
     # `apt-get source` needs a deb-src line; add one for bookworm main on the same mirror.
     if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -61,6 +70,20 @@ ensure_packages() {
   fi
 }
 
+# Kubernetes 1.20 vendors reflect2 v1.0.1, whose unsafe map iteration faults (SIGSEGV in
+# runtime.mapiterinit) when built with Go >= 1.18, as Debian's golang-go is. kube-apiserver
+# hits it on every mutating-webhook JSON Patch, so the webhook tests would crash it. Debian's
+# reflect2 1.0.2 and json-iterator 1.1.12 are the fixed pair; put them in the vendor tree.
+replace_vendored_json_libraries() {
+  local pkg
+  for pkg in github.com/modern-go/reflect2 github.com/json-iterator/go; do
+    rsync -a --delete --exclude '*_test.go' --exclude '*_tests/' --exclude 'go.mod' --exclude 'go.sum' \
+      "/usr/share/gocode/src/$pkg/" "vendor/$pkg/"
+  done
+  sed -i -e 's#github.com/modern-go/reflect2 v1\.0\.1#github.com/modern-go/reflect2 v1.0.2#g' \
+    -e 's#github.com/json-iterator/go v1\.1\.10#github.com/json-iterator/go v1.1.12#g' go.mod vendor/modules.txt
+}
+
 build_apiserver() {
   mkdir -p "$BUILD_DIR"
   cd "$BUILD_DIR"
@@ -77,6 +100,7 @@ build_apiserver() {
   [ -n "$tree" ] || { log "source tree not found in $BUILD_DIR"; exit 1; }
   tree=$(cd "$tree" && pwd)
   cd "$tree"
+  replace_vendored_json_libraries
   mkdir -p .go/src/k8s.io
   ln -sfn "$tree" .go/src/k8s.io/kubernetes
   # kubectl comes from the same tree so client and server versions match exactly.
@@ -92,6 +116,7 @@ build_apiserver() {
     [ -n "$built" ] || { log "build produced no $name"; exit 1; }
     install -m 0755 "$built" "$BIN_DIR/$name"
   done
+  echo "$RECIPE" > "$BIN_DIR/.recipe"
   # The source tree and Go cache are ~2 GB and only needed to build; the binaries are cached.
   cd "$CACHE_ROOT" && rm -rf "$BUILD_DIR"
 }
@@ -99,7 +124,7 @@ build_apiserver() {
 mkdir -p "$BIN_DIR"
 ensure_packages
 [ -x "$BIN_DIR/etcd" ] || ln -sfn "$(command -v etcd || echo /usr/bin/etcd)" "$BIN_DIR/etcd"
-{ [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/kubectl" ]; } || build_apiserver
+have_built || build_apiserver
 have_all || { log "binaries incomplete in $BIN_DIR"; exit 1; }
 log "binaries ready in $BIN_DIR"
 echo "$CACHE_ROOT"

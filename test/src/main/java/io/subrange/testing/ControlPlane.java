@@ -1,0 +1,174 @@
+package io.subrange.testing;
+
+import io.fabric8.kubeapitest.KubeAPIServerConfig;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubeapitest.binary.BinaryManager;
+import io.fabric8.kubeapitest.cert.CertManager;
+import io.fabric8.kubeapitest.kubeconfig.KubeConfig;
+import io.fabric8.kubeapitest.process.EtcdProcess;
+import io.fabric8.kubeapitest.process.ProcessReadinessChecker;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real kube-apiserver and etcd on loopback.
+ *
+ * <p>Built from io.fabric8:kube-api-test's parts (binary lookup, certificates, etcd,
+ * kubeconfig, readiness checks), except for the API server command line: kube-api-test
+ * appends {@code --service-cluster-ip-range 10.0.0.0/24} after any flags it is given, and the
+ * last flag wins, so the API server could not share subrange's range. Here the range is ours.
+ */
+public final class ControlPlane implements AutoCloseable {
+
+  public static final String KUBERNETES_VERSION = "1.20.2";
+  private static final Logger log = LoggerFactory.getLogger(ControlPlane.class);
+  private static final int STARTUP_TIMEOUT_MS = 120_000;
+
+  private final KubeAPIServerConfig config;
+  private final BinaryManager binaries;
+  private final CertManager certs;
+  private final EtcdProcess etcd;
+  private final Path logDir;
+  private Process apiServer;
+  private int port;
+  private volatile boolean closing;
+
+  private ControlPlane(String testDir, Path logDir) {
+    this.config = KubeAPIServerConfigBuilder.anAPIServerConfig()
+        .withTestDir(testDir)
+        .withApiServerVersion(KUBERNETES_VERSION)
+        .withOfflineMode(true)
+        .withWaitForEtcdHealthCheckOnStartup(true)
+        .withStartupTimeout(STARTUP_TIMEOUT_MS)
+        .build();
+    this.binaries = new BinaryManager(config);
+    this.certs = new CertManager(testDir);
+    this.etcd = new EtcdProcess(binaries, process -> {
+      if (!closing) {
+        log.error("etcd exited unexpectedly ({})", process.exitValue());
+      }
+    }, true, STARTUP_TIMEOUT_MS);
+    this.logDir = logDir;
+  }
+
+  /**
+   * Starts etcd and kube-apiserver with the given Service ranges, providing the binaries first
+   * (test/scripts/provide-control-plane.sh) when they are not cached.
+   *
+   * @param serviceCidrs value for {@code --service-cluster-ip-range}
+   * @param logDir where the API server's output goes
+   */
+  public static ControlPlane start(RepoLayout repo, String serviceCidrs, Path logDir) {
+    ControlPlane plane = new ControlPlane(provideBinaries(repo), logDir);
+    try {
+      plane.startProcesses(serviceCidrs);
+      return plane;
+    } catch (RuntimeException e) {
+      plane.close();
+      throw e;
+    }
+  }
+
+  /** Runs the provide script (instant when cached) and returns the kube-api-test directory. */
+  static String provideBinaries(RepoLayout repo) {
+    String out = Processes.run(List.of("bash", repo.provideControlPlaneScript().toString()), repo.root(), 3600);
+    List<String> lines = out.lines().filter(l -> !l.isBlank() && !l.startsWith("provide-control-plane:")).toList();
+    if (lines.isEmpty()) {
+      throw new IllegalStateException("provide-control-plane.sh printed no directory:\n" + out);
+    }
+    return lines.get(lines.size() - 1).trim();
+  }
+
+  private void startProcesses(String serviceCidrs) {
+    binaries.initAndDownloadIfRequired();
+    certs.createCertificatesIfNeeded();
+    int etcdPort = etcd.startEtcd();
+    port = Processes.freePort();
+    List<String> command = new ArrayList<>(List.of(
+        binaries.binaries().getApiServer().getAbsolutePath(),
+        "--bind-address", "127.0.0.1",
+        "--secure-port", String.valueOf(port),
+        "--cert-dir", config.getKubeAPITestDir(),
+        "--etcd-servers", "http://127.0.0.1:" + etcdPort,
+        "--authorization-mode", "RBAC",
+        "--client-ca-file", certs.getClientCertPath(),
+        "--service-account-issuer", "https://localhost",
+        "--service-account-signing-key-file", certs.getAPIServerKeyPath(),
+        "--service-account-key-file", certs.getAPIServerKeyPath(),
+        "--disable-admission-plugins", "ServiceAccount",
+        "--service-cluster-ip-range", serviceCidrs,
+        "--allow-privileged"));
+    try {
+      Files.createDirectories(logDir);
+      Path apiLog = logDir.resolve("kube-apiserver.log");
+      apiServer = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(apiLog.toFile()).start();
+      log.info("kube-apiserver {} on https://127.0.0.1:{} (service range {}), log {}", KUBERNETES_VERSION, port,
+          serviceCidrs, apiLog);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    ProcessReadinessChecker readiness = new ProcessReadinessChecker();
+    readiness.waitUntilReady(port, "readyz", "kube-apiserver", true, STARTUP_TIMEOUT_MS);
+    readiness.waitUntilDefaultNamespaceAvailable(port, binaries, certs, config, STARTUP_TIMEOUT_MS);
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** A kubeconfig for an admin (system:masters) user, with certificate files by path. */
+  public String kubeconfigYaml() {
+    return new KubeConfig(certs, binaries).generateKubeConfigYaml(port);
+  }
+
+  public Path writeKubeconfig(Path file) {
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      Files.writeString(file, kubeconfigYaml(), StandardCharsets.UTF_8);
+      return file;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public KubernetesClient client() {
+    return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+  }
+
+  /** kubectl of the same version as the API server. */
+  public Path kubectl() {
+    return binaries.binaries().getKubectl().toPath();
+  }
+
+  @Override
+  public void close() {
+    closing = true;
+    if (apiServer != null) {
+      apiServer.destroy();
+      try {
+        if (!apiServer.waitFor(10, TimeUnit.SECONDS)) {
+          apiServer.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    etcd.stopEtcd();
+    try {
+      etcd.cleanEtcdData();
+    } catch (RuntimeException e) {
+      log.debug("etcd data not cleaned (it may never have started)", e);
+    }
+  }
+}

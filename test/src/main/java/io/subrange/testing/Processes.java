@@ -1,0 +1,89 @@
+package io.subrange.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Small helpers for the processes the harness runs. */
+public final class Processes {
+
+  private Processes() {
+  }
+
+  /** What a finished command printed, and how it exited. */
+  public record Result(int exitCode, String stdout, String stderr) {
+  }
+
+  /** Runs a command to completion and returns its exit code and output. */
+  public static Result exec(List<String> command, Path workDir, long timeoutSeconds) {
+    try {
+      Path out = Files.createTempFile("subrange-cmd", ".out");
+      Path err = Files.createTempFile("subrange-cmd", ".err");
+      try {
+        Process process = new ProcessBuilder(command).directory(workDir.toFile())
+            .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+          throw new IllegalStateException(String.join(" ", command) + " did not finish in " + timeoutSeconds + " s");
+        }
+        return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+            Files.readString(err, StandardCharsets.UTF_8));
+      } finally {
+        Files.deleteIfExists(out);
+        Files.deleteIfExists(err);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Runs a command to completion; returns its stdout, or fails with its output when it exits non-zero. */
+  public static String run(List<String> command, Path workDir, long timeoutSeconds) {
+    Result result = exec(command, workDir, timeoutSeconds);
+    if (result.exitCode() != 0) {
+      throw new IllegalStateException(String.join(" ", command) + " exited " + result.exitCode() + ":\n"
+          + result.stdout() + result.stderr());
+    }
+    return result.stdout();
+  }
+
+  /** A TCP port free on loopback right now. */
+  public static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      socket.setReuseAddress(true);
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The java executable running this JVM, to start the webhook jar with the same JDK. */
+  public static String javaExecutable() {
+    return ProcessHandle.current().info().command()
+        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+  }
+
+  /** Stops a process: politely, then forcibly after {@code graceSeconds}. */
+  public static void stop(Process process, long graceSeconds) {
+    if (process == null || !process.isAlive()) {
+      return;
+    }
+    process.destroy();
+    try {
+      if (!process.waitFor(graceSeconds, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package io.subrange.testing;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Where the harness finds the repository's scripts, manifests and the packaged webhook jar. */
+public final class RepoLayout {
+
+  private final Path root;
+
+  private RepoLayout(Path root) {
+    this.root = root;
+  }
+
+  /** From the {@code subrange.repo.root} system property, or the nearest folder holding certs/. */
+  public static RepoLayout locate() {
+    String configured = System.getProperty("subrange.repo.root");
+    if (configured != null && !configured.isBlank()) {
+      return new RepoLayout(Path.of(configured).toAbsolutePath().normalize());
+    }
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isRegularFile(dir.resolve("certs/make-certs.sh")) && Files.isDirectory(dir.resolve("manifests"))) {
+        return new RepoLayout(dir);
+      }
+    }
+    throw new IllegalStateException("cannot find the subrange repository from " + Path.of("").toAbsolutePath()
+        + "; set -Dsubrange.repo.root");
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  public Path webhookJar() {
+    Path jar = root.resolve("webhook-service/target/subrange-webhook.jar");
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException(jar + " is missing: build it first with `mvn -DskipTests package`");
+    }
+    return jar;
+  }
+
+  public Path makeCertsScript() {
+    return root.resolve("certs/make-certs.sh");
+  }
+
+  public Path provideControlPlaneScript() {
+    return root.resolve("test/scripts/provide-control-plane.sh");
+  }
+
+  public Path manifests() {
+    return root.resolve("manifests");
+  }
+}

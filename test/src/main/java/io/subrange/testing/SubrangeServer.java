@@ -1,0 +1,200 @@
+package io.subrange.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * subrange's packaged jar running as its own process with TLS, configured the way a user
+ * configures it: environment variables.
+ */
+public final class SubrangeServer implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(SubrangeServer.class);
+  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
+
+  private final Process process;
+  private final int port;
+  private final int managementPort;
+  private final Certificates certificates;
+  private final HttpClient tlsClient;
+  private final HttpClient plainClient = HttpClient.newHttpClient();
+  private final Path logFile;
+  private Duration startupTime;
+
+  private SubrangeServer(Process process, int port, int managementPort, Certificates certificates, Path logFile) {
+    this.process = process;
+    this.port = port;
+    this.managementPort = managementPort;
+    this.certificates = certificates;
+    this.tlsClient = HttpClient.newBuilder().sslContext(certificates.trustingContext()).build();
+    this.logFile = logFile;
+  }
+
+  /**
+   * Starts the jar and waits until {@code /readyz} answers over TLS.
+   *
+   * @param environment extra environment, e.g. {@code SUBRANGE_SERVICE_CIDRS}
+   */
+  public static SubrangeServer start(RepoLayout repo, Certificates certificates, int port, int managementPort,
+      Map<String, String> environment, Path logFile) {
+    List<String> command = new ArrayList<>(List.of(Processes.javaExecutable(), "-XX:+UseSerialGC", "-Xmx512m",
+        "-jar", repo.webhookJar().toString()));
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("SERVER_PORT", String.valueOf(port));
+    env.put("MANAGEMENT_SERVER_PORT", String.valueOf(managementPort));
+    env.put("SUBRANGE_TLS_CERT_DIR", certificates.dir().toString());
+    env.putAll(environment);
+    Instant started = Instant.now();
+    Process process;
+    try {
+      Files.createDirectories(logFile.toAbsolutePath().getParent());
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+      builder.environment().putAll(env);
+      process = builder.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    SubrangeServer server = new SubrangeServer(process, port, managementPort, certificates, logFile);
+    server.awaitReady(started.plus(Duration.ofSeconds(90)));
+    server.startupTime = Duration.between(started, Instant.now());
+    log.info("subrange on https://127.0.0.1:{} (metrics http://127.0.0.1:{}/metrics) ready in {} ms, log {}", port,
+        managementPort, server.startupTime.toMillis(), logFile);
+    return server;
+  }
+
+  private void awaitReady(Instant deadline) {
+    HttpRequest ready = HttpRequest.newBuilder(URI.create(baseUrl() + "/readyz")).timeout(Duration.ofSeconds(2)).build();
+    while (Instant.now().isBefore(deadline)) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("subrange exited with " + process.exitValue() + " before it was ready:\n"
+            + tail());
+      }
+      try {
+        if (tlsClient.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      sleep(200);
+    }
+    Processes.stop(process, 5);
+    throw new IllegalStateException("subrange was not ready in time:\n" + tail());
+  }
+
+  /** https://127.0.0.1:port */
+  public String baseUrl() {
+    return "https://127.0.0.1:" + port;
+  }
+
+  public String mutateUrl() {
+    return baseUrl() + "/mutate";
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public int managementPort() {
+    return managementPort;
+  }
+
+  public Certificates certificates() {
+    return certificates;
+  }
+
+  /** From process start to the first 200 from /readyz over TLS. */
+  public Duration startupTime() {
+    return startupTime;
+  }
+
+  /** The Prometheus text from /metrics on the management port. */
+  public String metricsText() {
+    try {
+      HttpResponse<String> response = plainClient.send(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/metrics")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException("/metrics answered " + response.statusCode());
+      }
+      return response.body();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * The sum of every sample of {@code name} whose labels include all of {@code labels}
+   * (0 when there is none), read from /metrics now.
+   */
+  public double metric(String name, Map<String, String> labels) {
+    double sum = 0;
+    for (String line : metricsText().lines().toList()) {
+      Matcher m = SAMPLE.matcher(line);
+      if (!m.matches() || !m.group(1).equals(name)) {
+        continue;
+      }
+      String labelText = m.group(2) == null ? "" : m.group(2);
+      boolean all = labels.entrySet().stream()
+          .allMatch(e -> labelText.contains(e.getKey() + "=\"" + e.getValue() + "\""));
+      if (all) {
+        sum += Double.parseDouble(m.group(3));
+      }
+    }
+    return sum;
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  public Path logFile() {
+    return logFile;
+  }
+
+  private String tail() {
+    try {
+      List<String> lines = Files.readAllLines(logFile);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e.getMessage() + ")";
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    Processes.stop(process, 15);
+  }
+}

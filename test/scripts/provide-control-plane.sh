@@ -62,9 +62,9 @@ ensure_packages() {
     fi
   fi
   if [ ${#need[@]} -gt 0 ]; then
-    log "installing: ${need[*]/__update/}"
-    $SUDO apt-get update -qq >&2
     local pkgs=("${need[@]/__update/}")
+    log "apt-get update; installing:${pkgs[*]:+ }${pkgs[*]:-nothing}"
+    $SUDO apt-get update -qq >&2
     # shellcheck disable=SC2068
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ${pkgs[@]} >&2
   fi

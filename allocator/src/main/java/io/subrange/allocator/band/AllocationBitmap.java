@@ -2,6 +2,7 @@ package io.subrange.allocator.band;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.function.LongConsumer;
 import java.util.random.RandomGenerator;
 
 /**
@@ -177,6 +178,17 @@ public final class AllocationBitmap implements BandedAllocator {
   @Override
   public long usedInStaticBand() {
     return usedInStaticBand;
+  }
+
+  @Override
+  public void forEachAllocated(LongConsumer action) {
+    for (int w = 0; w < words.length; w++) {
+      long bits = valueBits(w);
+      while (bits != 0) {
+        action.accept(((long) w << 6) + Long.numberOfTrailingZeros(bits));
+        bits &= bits - 1;
+      }
+    }
   }
 
   @Override

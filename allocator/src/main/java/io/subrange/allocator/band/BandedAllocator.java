@@ -1,5 +1,7 @@
 package io.subrange.allocator.band;
 
+import java.util.function.LongConsumer;
+
 /**
  * Allocates offsets {@code 0 .. size-1} of one range, split into a static band
  * {@code [0, staticBandSize)} and a dynamic band {@code [staticBandSize, size)}.
@@ -47,9 +49,13 @@ public interface BandedAllocator {
   /** Taken offsets inside the static band. */
   long usedInStaticBand();
 
+  /** Free offsets in the whole range (unsigned). */
   default long free() {
     return size() - used();
   }
+
+  /** Calls {@code action} with every taken offset (in no particular order for sparse ranges). */
+  void forEachAllocated(LongConsumer action);
 
   /**
    * The state in Kubernetes' RangeAllocation {@code data} form: a bit array where bit i is

@@ -1,6 +1,5 @@
 package io.subrange.allocator.ip;
 
-import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.band.BandOffset;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
@@ -12,12 +11,16 @@ import io.subrange.allocator.net.IpFamily;
  *
  * <p>As in Kubernetes, the network address is never assigned and neither is the IPv4
  * broadcast address; offset 0 is network+1. The static band is the KEP-3070 offset computed
- * from the whole block.
+ * from the whole block. Blocks of up to 64 host bits are served (KEP-1880 allows IPv6 Service
+ * CIDRs as large as a /64); sizes and offsets are unsigned 64-bit values, so a /64's size,
+ * 2^64-1, reads as -1.
  */
 public final class ServiceIpRange {
 
-  /** Most host bits a range may have while it is held as one bitmap. */
-  public static final int MAX_HOST_BITS = Long.numberOfTrailingZeros(AllocationBitmap.MAX_SIZE);
+  /** Most host bits an IPv6 Service range may have: a /64 (KEP-1880). */
+  public static final int MAX_IPV6_HOST_BITS = 64;
+  /** Most host bits an IPv4 Service range may have: a /8, 2^24 addresses, still one bitmap. */
+  public static final int MAX_IPV4_HOST_BITS = 24;
 
   private final Cidr cidr;
   private final long size;
@@ -42,14 +45,16 @@ public final class ServiceIpRange {
       throw new IllegalArgumentException(cidr + " is too small for Services: it has no assignable"
           + " address (use at most /" + (cidr.family().bits() - minHostBits) + ")");
     }
-    if (hostBits > MAX_HOST_BITS) {
-      throw new IllegalArgumentException(cidr + " is too large: a Service range may have at most "
-          + MAX_HOST_BITS + " host bits (/" + (cidr.family().bits() - MAX_HOST_BITS) + ")");
+    int maxHostBits = cidr.family() == IpFamily.IPV4 ? MAX_IPV4_HOST_BITS : MAX_IPV6_HOST_BITS;
+    if (hostBits > maxHostBits) {
+      throw new IllegalArgumentException(cidr + " is too large: an " + cidr.family() + " Service range may be at"
+          + " most a /" + (cidr.family().bits() - maxHostBits));
     }
-    long blockSize = 1L << hostBits;
+    long blockSize = hostBits == 64 ? 0 : 1L << hostBits;  // 2^64 wraps to 0; the subtraction below is unsigned
     long unassignable = cidr.family() == IpFamily.IPV4 ? 2 : 1;  // network (+ IPv4 broadcast)
     long size = blockSize - unassignable;
-    return new ServiceIpRange(cidr, size, Math.min(BandOffset.forServiceIpBlock(hostBits), size));
+    long band = BandOffset.forServiceIpBlock(hostBits);
+    return new ServiceIpRange(cidr, size, Long.compareUnsigned(band, size) < 0 ? band : size);
   }
 
   public Cidr cidr() {
@@ -60,7 +65,7 @@ public final class ServiceIpRange {
     return cidr.family();
   }
 
-  /** Number of assignable addresses. */
+  /** Number of assignable addresses, unsigned. */
   public long size() {
     return size;
   }
@@ -70,20 +75,41 @@ public final class ServiceIpRange {
     return staticBandSize;
   }
 
-  /** The offset of an assignable address, or -1 when the address is not assignable here. */
+  /**
+   * {@link #offsetOf} for an address this range cannot assign. Offsets are unsigned, so a /64's
+   * upper half reads negative; compare with this value, never with {@code < 0}. It is never a
+   * real offset: the largest range's last offset is 2^64-2.
+   */
+  public static final long NOT_ASSIGNABLE = -1L;
+
+  /** The offset of an assignable address, or {@link #NOT_ASSIGNABLE}. */
   public long offsetOf(IpAddress address) {
     if (!cidr.contains(address)) {
-      return -1;
+      return NOT_ASSIGNABLE;
     }
-    long offset = cidr.indexOf(address) - 1;
-    return offset >= 0 && offset < size ? offset : -1;
+    long index = cidr.indexOf(address);  // contained, so any value is a real index (2^64-1 included)
+    if (index == 0) {
+      return NOT_ASSIGNABLE;  // the network address
+    }
+    long offset = index - 1;
+    return Long.compareUnsigned(offset, size) < 0 ? offset : NOT_ASSIGNABLE;
+  }
+
+  /** True when this range can assign {@code address}. */
+  public boolean canAssign(IpAddress address) {
+    return offsetOf(address) != NOT_ASSIGNABLE;
   }
 
   public IpAddress addressAt(long offset) {
-    if (offset < 0 || offset >= size) {
-      throw new IndexOutOfBoundsException("offset " + offset + " is outside " + cidr);
+    if (Long.compareUnsigned(offset, size) >= 0) {
+      throw new IndexOutOfBoundsException("offset " + Long.toUnsignedString(offset) + " is outside " + cidr);
     }
     return cidr.addressAt(offset + 1);
+  }
+
+  /** True when both ranges share at least one address. */
+  public boolean overlaps(ServiceIpRange other) {
+    return cidr.overlaps(other.cidr);
   }
 
   /** Why {@code address} cannot be assigned from this range, for messages. */

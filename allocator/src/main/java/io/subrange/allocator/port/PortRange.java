@@ -1,6 +1,11 @@
 package io.subrange.allocator.port;
 
-/** An inclusive range of TCP/UDP ports, written {@code N1-N2} as kube-apiserver's flag takes it. */
+import io.subrange.allocator.band.BandOffset;
+
+/**
+ * An inclusive range of TCP/UDP ports, written {@code N1-N2} as kube-apiserver's flag takes it.
+ * Its static band (KEP-3668) is the first {@code min(max(16, size / 32), 128)} ports.
+ */
 public record PortRange(int first, int last) {
 
   public PortRange {
@@ -33,6 +38,17 @@ public record PortRange(int first, int last) {
 
   public boolean contains(int port) {
     return port >= first && port <= last;
+  }
+
+  /** Ports in the static band, which starts at {@link #first()}: 86 for 30000-32767. */
+  public int staticBandSize() {
+    return (int) BandOffset.forNodePorts(size());
+  }
+
+  /** "30000-30085", or "none". */
+  public String describeStaticBand() {
+    int band = staticBandSize();
+    return band == 0 ? "none" : first + "-" + (first + band - 1);
   }
 
   @Override

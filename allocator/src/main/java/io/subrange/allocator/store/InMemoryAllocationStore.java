@@ -1,8 +1,7 @@
 package io.subrange.allocator.store;
 
-import io.subrange.allocator.band.AllocationBitmap;
-import io.subrange.allocator.band.BandedAllocator;
-import io.subrange.allocator.ip.ServiceIpRange;
+import io.subrange.allocator.ip.ServiceIpPool;
+import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import java.util.ArrayList;
@@ -13,149 +12,164 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
-import java.util.stream.Collectors;
 
 /**
- * An {@link AllocationStore} held in this process: one bitmap per range, plus who holds each
- * address. Every operation runs under one lock, which is what makes a multi-claim request
- * atomic; allocation takes well under a microsecond, so the lock is never held long.
+ * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, plus
+ * who holds each address. Every operation runs under the store's lock, which is what makes a
+ * multi-claim request atomic; allocation takes well under a microsecond, so the lock is never
+ * held long.
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
-  private final Map<IpFamily, RangeState> ranges = new EnumMap<>(IpFamily.class);
+  private final RandomGenerator random;
+  private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
+  private final Map<IpAddress, Holder> holders = new HashMap<>();
+  private final Map<String, Map<IpFamily, IpAddress>> addressesByHolder = new HashMap<>();
 
-  /**
-   * @param serviceRanges at most one range per family
-   * @param random the source of dynamic start offsets
-   */
-  public InMemoryAllocationStore(List<ServiceIpRange> serviceRanges, RandomGenerator random) {
-    for (ServiceIpRange range : serviceRanges) {
-      RangeState previous = ranges.put(range.family(), new RangeState(range, random));
-      if (previous != null) {
-        throw new IllegalArgumentException("two " + range.family() + " Service ranges: "
-            + previous.range + " and " + range);
-      }
-    }
+  /** @param random the source of dynamic start offsets and range choice */
+  public InMemoryAllocationStore(RandomGenerator random) {
+    this.random = random;
+  }
+
+  /** A store serving the given named ranges. */
+  public static InMemoryAllocationStore withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
+    InMemoryAllocationStore store = new InMemoryAllocationStore(random);
+    ranges.forEach(store::addServiceRange);
+    return store;
+  }
+
+  @Override
+  public synchronized void addServiceRange(String name, Cidr cidr) {
+    pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random)).add(name, cidr);
+  }
+
+  @Override
+  public synchronized void markServiceRangeTerminating(String name) {
+    poolOf(name).markTerminating(name);
+  }
+
+  @Override
+  public synchronized long serviceRangeInUseOnlyBy(String name) {
+    return poolOf(name).inUseOnlyBy(name);
+  }
+
+  @Override
+  public synchronized void removeServiceRange(String name) {
+    poolOf(name).remove(name);
+  }
+
+  private ServiceIpPool poolOf(String name) {
+    return pools.values().stream().filter(p -> p.ranges().containsKey(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no Service range named " + name));
   }
 
   @Override
   public synchronized CompletableFuture<List<IpAssignment>> reserve(Holder holder, List<IpClaim> claims,
       boolean dryRun) {
-    List<Runnable> undo = new ArrayList<>();
+    List<IpAddress> taken = new ArrayList<>();
     try {
       List<IpAssignment> assignments = new ArrayList<>(claims.size());
       for (IpClaim claim : claims) {
-        assignments.add(reserveOne(holder, claim, dryRun, undo));
+        assignments.add(reserveOne(holder, claim, dryRun, taken));
       }
       return CompletableFuture.completedFuture(List.copyOf(assignments));
     } catch (AllocationException e) {
-      for (int i = undo.size() - 1; i >= 0; i--) {
-        undo.get(i).run();
+      for (IpAddress address : taken) {
+        free(address);
       }
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private IpAssignment reserveOne(Holder holder, IpClaim claim, boolean dryRun, List<Runnable> undo) {
-    RangeState state = ranges.get(claim.family());
+  private IpAssignment reserveOne(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
+    ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
-      return reserveSpecific(state, holder, claim.requested(), dryRun, undo);
+      return reserveSpecific(pool, holder, claim.requested(), dryRun, taken);
     }
-    if (state == null) {
+    if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
     }
-    Long held = holder.isNamed() ? state.offsetsByHolder.get(key(holder)) : null;
+    IpAddress held = holder.isNamed() ? addressesByHolder.getOrDefault(key(holder), Map.of()).get(claim.family()) : null;
     if (held != null) {
-      return new IpAssignment(state.range.addressAt(held), state.range.cidr(), Scope.DYNAMIC);
+      Cidr home = pool.homeOf(held);
+      if (home != null) {
+        return new IpAssignment(held, home, Scope.DYNAMIC);
+      }
     }
-    long offset = dryRun ? state.bits.peekNext() : state.bits.allocateNext();
-    if (offset < 0) {
-      throw new RangeFullException(state.range.cidr().toString(), state.range.size());
+    ServiceIpPool.Allocated allocated = dryRun ? pool.peekNext() : pool.allocateNext();
+    if (allocated == null) {
+      throw new RangeFullException(claim.family() + " address", pool.describeLive());
     }
     if (!dryRun) {
-      state.hold(offset, holder);
-      undo.add(() -> state.free(offset));
+      hold(allocated.address(), holder);
+      taken.add(allocated.address());
     }
-    return new IpAssignment(state.range.addressAt(offset), state.range.cidr(), Scope.DYNAMIC);
+    return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC);
   }
 
-  private IpAssignment reserveSpecific(RangeState state, Holder holder, IpAddress address, boolean dryRun,
-      List<Runnable> undo) {
-    if (state == null) {
+  private IpAssignment reserveSpecific(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
+      List<IpAddress> taken) {
+    if (pool == null) {
       throw new NotInRangeException(address.toString(), address + " is not in any Service range ("
-          + describeRanges() + ")");
+          + describeAll() + ")");
     }
-    long offset = state.range.offsetOf(address);
-    if (offset < 0) {
-      throw new NotInRangeException(address.toString(), state.range.whyNotAssignable(address)
-          + " (Service ranges: " + describeRanges() + ")");
+    String why = pool.whyNotAssignable(address);
+    if (why != null) {
+      throw new NotInRangeException(address.toString(), why);
     }
-    if (state.bits.isAllocated(offset)) {
-      Holder current = state.holders.get(offset);
+    Cidr home = pool.homeOf(address);
+    if (pool.isAllocated(address)) {
+      Holder current = holders.get(address);
       if (current != null && current.isSameObject(holder)) {
-        return new IpAssignment(address, state.range.cidr(), Scope.STATIC);
+        return new IpAssignment(address, home, Scope.STATIC);
       }
-      throw new AlreadyAllocatedException(address.toString(), state.range.cidr().toString(), current);
+      throw new AlreadyAllocatedException(address.toString(), home.toString(), current);
     }
     if (!dryRun) {
-      state.bits.allocate(offset);
-      state.hold(offset, holder);
-      undo.add(() -> state.free(offset));
+      pool.allocate(address);
+      hold(address, holder);
+      taken.add(address);
     }
-    return new IpAssignment(address, state.range.cidr(), Scope.STATIC);
+    return new IpAssignment(address, home, Scope.STATIC);
   }
 
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    RangeState state = ranges.get(address.family());
-    if (state == null) {
-      return Optional.empty();
-    }
-    long offset = state.range.offsetOf(address);
-    return offset < 0 ? Optional.empty() : Optional.ofNullable(state.holders.get(offset));
+    return Optional.ofNullable(holders.get(address));
   }
 
   @Override
   public synchronized List<RangeUsage> usage() {
-    return ranges.values().stream()
-        .map(s -> new RangeUsage(s.range.cidr(), s.range.size(), s.range.staticBandSize(),
-            s.bits.used(), s.bits.usedInStaticBand()))
-        .toList();
+    return pools.values().stream().flatMap(p -> p.usage().stream()).toList();
   }
 
-  private String describeRanges() {
-    return ranges.values().stream().map(s -> s.range.cidr().toString()).collect(Collectors.joining(", "));
+  private void hold(IpAddress address, Holder holder) {
+    holders.put(address, holder);
+    if (holder.isNamed()) {
+      addressesByHolder.computeIfAbsent(key(holder), k -> new EnumMap<>(IpFamily.class)).put(address.family(), address);
+    }
+  }
+
+  private void free(IpAddress address) {
+    pools.get(address.family()).release(address);
+    Holder holder = holders.remove(address);
+    if (holder != null && holder.isNamed()) {
+      Map<IpFamily, IpAddress> held = addressesByHolder.get(key(holder));
+      if (held != null && address.equals(held.get(address.family()))) {
+        held.remove(address.family());
+        if (held.isEmpty()) {
+          addressesByHolder.remove(key(holder));
+        }
+      }
+    }
+  }
+
+  private String describeAll() {
+    return pools.values().stream().map(ServiceIpPool::describeLive).filter(s -> !s.isEmpty())
+        .reduce((a, b) -> a + ", " + b).orElse("none");
   }
 
   private static String key(Holder holder) {
     return holder.kind() + "/" + holder.namespace() + "/" + holder.name();
-  }
-
-  /** One range: its bits, who holds each taken offset, and each named holder's offset. */
-  private static final class RangeState {
-    final ServiceIpRange range;
-    final BandedAllocator bits;
-    final Map<Long, Holder> holders = new HashMap<>();
-    final Map<String, Long> offsetsByHolder = new HashMap<>();
-
-    RangeState(ServiceIpRange range, RandomGenerator random) {
-      this.range = range;
-      this.bits = new AllocationBitmap(range.size(), range.staticBandSize(), random);
-    }
-
-    void hold(long offset, Holder holder) {
-      holders.put(offset, holder);
-      if (holder.isNamed()) {
-        offsetsByHolder.put(key(holder), offset);
-      }
-    }
-
-    void free(long offset) {
-      bits.release(offset);
-      Holder holder = holders.remove(offset);
-      if (holder != null && holder.isNamed()) {
-        offsetsByHolder.remove(key(holder), offset);
-      }
-    }
   }
 }

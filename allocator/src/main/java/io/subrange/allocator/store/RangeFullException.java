@@ -1,16 +1,20 @@
 package io.subrange.allocator.store;
 
-/** No free value is left in the range. */
+/** No free value is left in the ranges that could serve the request. */
 public final class RangeFullException extends AllocationException {
 
-  private final String range;
+  private final String ranges;
 
-  public RangeFullException(String range, long size) {
-    super("no free address is left in " + range + ": all " + size + " are allocated");
-    this.range = range;
+  /**
+   * @param what what was asked for, e.g. "IPv4 address" or "NodePort"
+   * @param ranges the ranges searched, e.g. "10.96.0.0/12"
+   */
+  public RangeFullException(String what, String ranges) {
+    super("no free " + what + " is left in " + ranges);
+    this.ranges = ranges;
   }
 
-  public String range() {
-    return range;
+  public String ranges() {
+    return ranges;
   }
 }

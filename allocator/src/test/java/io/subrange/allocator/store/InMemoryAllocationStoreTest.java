@@ -8,15 +8,15 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
 class InMemoryAllocationStoreTest {
 
-  private final InMemoryAllocationStore store = new InMemoryAllocationStore(
-      List.of(ServiceIpRange.of(Cidr.parse("10.0.0.0/24")), ServiceIpRange.of(Cidr.parse("fd00::/120"))),
-      new SplittableRandom(42));
+  private final InMemoryAllocationStore store = InMemoryAllocationStore.withRanges(
+      Map.of("v4", Cidr.parse("10.0.0.0/24"), "v6", Cidr.parse("fd00::/120")), new SplittableRandom(42));
   private final Holder dns = Holder.service("kube-system", "kube-dns", "");
   private final Holder web = Holder.service("default", "web", "");
 
@@ -97,7 +97,9 @@ class InMemoryAllocationStoreTest {
   void saysWhyAnAddressIsOutOfRange() {
     assertThatThrownBy(() -> reserve(web, IpClaim.specific(IpAddress.parse("10.0.1.5"))))
         .isInstanceOf(NotInRangeException.class)
-        .hasMessage("10.0.1.5 is not in 10.0.0.0/24 (Service ranges: 10.0.0.0/24, fd00::/120)");
+        .hasMessage("10.0.1.5 is not in any Service range (10.0.0.0/24)");
+    assertThatThrownBy(() -> reserve(web, IpClaim.specific(IpAddress.parse("fd01::1"))))
+        .hasMessage("fd01::1 is not in any Service range (fd00::/120)");
     assertThatThrownBy(() -> reserve(web, IpClaim.specific(IpAddress.parse("10.0.0.255"))))
         .hasMessageStartingWith("10.0.0.255 is the broadcast address of 10.0.0.0/24");
     assertThatThrownBy(() -> reserve(web, IpClaim.specific(IpAddress.parse("10.0.0.0"))))
@@ -106,8 +108,8 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void saysWhenAFamilyHasNoRangeOrTheRangeIsFull() {
-    InMemoryAllocationStore small = new InMemoryAllocationStore(
-        List.of(ServiceIpRange.of(Cidr.parse("10.0.0.0/30"))), new SplittableRandom(1));
+    InMemoryAllocationStore small = InMemoryAllocationStore.withRanges(
+        Map.of("tiny", Cidr.parse("10.0.0.0/30")), new SplittableRandom(1));
     assertThatThrownBy(() -> small.reserve(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false).join())
         .hasCauseInstanceOf(NoRangeForFamilyException.class)
         .hasMessageContaining("no IPv6 Service range is configured");
@@ -115,14 +117,43 @@ class InMemoryAllocationStoreTest {
     small.reserve(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
     assertThatThrownBy(() -> small.reserve(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join())
         .hasCauseInstanceOf(RangeFullException.class)
-        .hasMessageContaining("no free address is left in 10.0.0.0/30: all 2 are allocated");
+        .hasMessageContaining("no free IPv4 address is left in 10.0.0.0/30");
   }
 
   @Test
-  void refusesTwoRangesOfOneFamily() {
-    assertThatThrownBy(() -> new InMemoryAllocationStore(List.of(ServiceIpRange.of(Cidr.parse("10.0.0.0/24")),
-        ServiceIpRange.of(Cidr.parse("10.1.0.0/24"))), new SplittableRandom(1)))
-        .hasMessageContaining("two IPv4 Service ranges");
+  void servesIpv6RangesAsLargeAsASlash64() {
+    InMemoryAllocationStore wide = InMemoryAllocationStore.withRanges(
+        Map.of("wide", Cidr.parse("fd00:1::/64")), new SplittableRandom(7));
+    ServiceIpRange range = ServiceIpRange.of(Cidr.parse("fd00:1::/64"));
+    for (int i = 0; i < 1000; i++) {
+      IpAddress address = wide.reserve(Holder.service("v6", "s" + i, ""), List.of(IpClaim.dynamic(IpFamily.IPV6)), false)
+          .join().get(0).address();
+      assertThat(range.offsetOf(address)).isNotEqualTo(-1L);
+      assertThat(Long.compareUnsigned(range.offsetOf(address), 256)).isGreaterThanOrEqualTo(0);
+    }
+    IpAddress last = IpAddress.parse("fd00:1::ffff:ffff:ffff:ffff");
+    assertThat(wide.reserve(web, List.of(IpClaim.specific(last)), false).join().get(0).address()).isEqualTo(last);
+    assertThat(wide.usage().get(0).used()).isEqualTo(1001);
+    assertThat(wide.usage().get(0).size()).as("2^64-1, unsigned").isEqualTo(-1L);
+  }
+
+  @Test
+  void rangesComeAndGoAtRunTime() {
+    InMemoryAllocationStore growing = InMemoryAllocationStore.withRanges(
+        Map.of("first", Cidr.parse("10.0.0.0/30")), new SplittableRandom(3));
+    growing.reserve(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
+    growing.reserve(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
+    growing.addServiceRange("second", Cidr.parse("10.1.0.0/24"));
+    IpAddress third = growing.reserve(Holder.service("a", "c", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)
+        .join().get(0).address();
+    assertThat(Cidr.parse("10.1.0.0/24").contains(third)).isTrue();
+
+    growing.markServiceRangeTerminating("first");
+    assertThat(growing.serviceRangeInUseOnlyBy("first")).isEqualTo(2);
+    assertThatThrownBy(() -> growing.removeServiceRange("first")).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> growing.reserve(web, List.of(IpClaim.specific(IpAddress.parse("10.0.0.1"))), false).join())
+        .hasCauseInstanceOf(NotInRangeException.class)
+        .hasMessageContaining("Service range 10.0.0.0/30 is being deleted");
   }
 
   private List<IpAssignment> reserve(Holder holder, IpClaim... claims) {
@@ -134,6 +165,6 @@ class InMemoryAllocationStoreTest {
   }
 
   private RangeUsage usage(IpFamily family) {
-    return store.usage().stream().filter(u -> u.cidr().family() == family).findFirst().orElseThrow();
+    return store.usage().stream().filter(u -> Cidr.parse(u.range()).family() == family).findFirst().orElseThrow();
   }
 }

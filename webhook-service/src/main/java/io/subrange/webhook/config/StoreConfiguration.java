@@ -1,9 +1,10 @@
 package io.subrange.webhook.config;
 
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.ip.ServiceIpRange;
+import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
-import java.util.Random;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
@@ -14,18 +15,27 @@ import org.springframework.context.annotation.Configuration;
 class StoreConfiguration {
 
   private static final Logger log = LoggerFactory.getLogger(StoreConfiguration.class);
+  /**
+   * The name of the Service ranges from subrange.service.cidrs (one per family), as
+   * kube-apiserver names the ServiceCIDR it makes from its flags.
+   */
+  static final String DEFAULT_RANGE_NAME = "kubernetes";
 
   @Bean
   AllocationStore allocationStore(SubrangeProperties properties) {
-    var ranges = properties.service().cidrs().stream().map(ServiceIpRange::of).toList();
-    for (ServiceIpRange range : ranges) {
+    for (Cidr cidr : properties.service().cidrs()) {
+      ServiceIpRange range = ServiceIpRange.of(cidr);
       log.info("Service range {}: {} addresses, static band {} ({}), dynamic band {}", range.cidr(),
-          range.size(), range.describeStaticBand(), range.staticBandSize(), range.describeDynamicBand());
+          Long.toUnsignedString(range.size()), range.describeStaticBand(), range.staticBandSize(),
+          range.describeDynamicBand());
     }
     return switch (properties.store()) {
-      // Dynamic start offsets need only be spread out, not secret; java.util.Random is
-      // thread-safe and seeds itself differently in every JVM.
-      case MEMORY -> new InMemoryAllocationStore(ranges, new Random());
+      // Dynamic start offsets need only be spread out, not secret.
+      case MEMORY -> {
+        InMemoryAllocationStore store = new InMemoryAllocationStore(ThreadLocalRandomGenerator.INSTANCE);
+        properties.service().cidrs().forEach(cidr -> store.addServiceRange(DEFAULT_RANGE_NAME, cidr));
+        yield store;
+      }
     };
   }
 }

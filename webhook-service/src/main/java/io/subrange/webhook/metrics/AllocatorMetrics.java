@@ -3,7 +3,6 @@ package io.subrange.webhook.metrics;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.RangeUsage;
 import io.subrange.allocator.store.Scope;
@@ -27,16 +26,16 @@ public class AllocatorMetrics {
   public AllocatorMetrics(MeterRegistry registry, AllocationStore store) {
     this.registry = registry;
     for (RangeUsage range : store.usage()) {
-      String cidr = range.cidr().toString();
-      Gauge.builder(PREFIX + "allocated.ips", store, s -> usageOf(s, range.cidr()).used())
+      String cidr = range.range();
+      Gauge.builder(PREFIX + "allocated.ips", store, s -> RangeUsage.asDouble(usageOf(s, cidr).used()))
           .description("Allocated addresses in the Service range").tag("cidr", cidr).register(registry);
-      Gauge.builder(PREFIX + "available.ips", store, s -> usageOf(s, range.cidr()).free())
+      Gauge.builder(PREFIX + "available.ips", store, s -> RangeUsage.asDouble(usageOf(s, cidr).free()))
           .description("Free addresses in the Service range").tag("cidr", cidr).register(registry);
     }
   }
 
-  private static RangeUsage usageOf(AllocationStore store, Cidr cidr) {
-    return store.usage().stream().filter(u -> u.cidr().equals(cidr)).findFirst()
+  private static RangeUsage usageOf(AllocationStore store, String cidr) {
+    return store.usage().stream().filter(u -> u.range().equals(cidr)).findFirst()
         .orElse(new RangeUsage(cidr, 0, 0, 0, 0));
   }
 

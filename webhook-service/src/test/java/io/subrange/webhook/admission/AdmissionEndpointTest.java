@@ -75,7 +75,7 @@ class AdmissionEndpointTest {
   void deniesInvalidAndOutOfRangeAddressesWith422() {
     assertDenied(service("default", "bad", "ClusterIP", "10.0.0.300"), 422, "spec.clusterIP: \"10.0.0.300\" is not an IP address");
     assertDenied(service("default", "far", "ClusterIP", "10.1.0.5"), 422,
-        "spec.clusterIP: 10.1.0.5 is not in 10.0.0.0/24 (Service ranges: 10.0.0.0/24, fd00::/120)");
+        "spec.clusterIP: 10.1.0.5 is not in any Service range (10.0.0.0/24)");
     assertDenied(service("default", "bcast", "ClusterIP", "10.0.0.255"), 422,
         "spec.clusterIP: 10.0.0.255 is the broadcast address of 10.0.0.0/24");
     assertDenied(service("default", "weird", "Weird", null), 422, "spec.type: \"Weird\" is not one of");

@@ -69,8 +69,10 @@ class SubrangePropertiesTest {
         "subrange.service.cidrs", "10.0.0.0/24", "are both IPv4");
     assertStartupFailure(Map.of("subrange.service.cidrs", "10.0.0.0/31"),
         "subrange.service.cidrs", "10.0.0.0/31", "too small");
-    assertStartupFailure(Map.of("subrange.service.cidrs", "fd00::/64"),
-        "subrange.service.cidrs", "fd00::/64", "too large");
+    assertStartupFailure(Map.of("subrange.service.cidrs", "fd00::/63"),
+        "subrange.service.cidrs", "fd00::/63", "too large");
+    assertStartupFailure(Map.of("subrange.service.cidrs", "10.0.0.0/7"),
+        "subrange.service.cidrs", "10.0.0.0/7", "at most a /8");
     assertStartupFailure(Map.of("subrange.service.cidrs", ""), "subrange.service.cidrs", "", "must not be empty");
   }
 

@@ -7,7 +7,7 @@ package io.subrange.allocator.store;
  */
 public abstract sealed class AllocationException extends RuntimeException
     permits AlreadyAllocatedException, NotInRangeException, RangeFullException,
-    NoRangeForFamilyException, StoreUnavailableException {
+    NoRangeForFamilyException, StoreUnavailableException, PodCidrUnavailableException {
 
   protected AllocationException(String message) {
     super(message, null, false, false);

@@ -2,40 +2,61 @@ package io.subrange.allocator.store;
 
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.podcidr.ClusterCidrUsage;
+import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.PodCidrAllocation;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Where allocations live. The unit of work is one object's request: every claim in a
- * {@link #reserve} call is granted, or none is kept.
+ * Where allocations live: Service ClusterIPs (one pool per IP family merging named Service
+ * ranges, KEP-1880), NodePorts (one range, KEP-3668) and Node pod CIDRs (ClusterCIDRs,
+ * KEP-2593).
  *
- * <p>A store that persists (see {@code subrange.store}) completes {@code reserve} only once the
- * allocation is durable; callers must not report an address before that.
- *
- * <p>Service ranges are named (after their ServiceCIDR); one pool per IP family merges them
- * (KEP-1880): ranges may be added, marked terminating and removed at run time.
+ * <p>The unit of work is one object's request: everything a {@link #reserve} call asks for is
+ * granted, or none of it is kept. A store that persists completes its futures only once the
+ * allocation is durable; callers must not report a value before that.
  */
 public interface AllocationStore {
 
   /**
-   * Reserves addresses for {@code holder}, in claim order.
+   * Reserves ClusterIPs and NodePorts for one Service.
    *
-   * <p>A specific claim succeeds when a live range can assign the address and it is free, or
-   * already held by the same object (admission may be retried). A dynamic claim reuses the
-   * address the same named object already holds in that family, otherwise takes a free one,
-   * dynamic bands first.
+   * <p>A specific claim succeeds when the value is assignable and free, or already held by the
+   * same object (admission may be retried, and an update re-claims what the object has). A
+   * dynamic IP claim reuses the address the same named object already holds in that family,
+   * otherwise takes a free one, dynamic bands first; a dynamic port claim takes a free port,
+   * dynamic band first.
    *
-   * @param dryRun compute the answer as for a real request, and keep nothing
    * @return the assignments, or a future failed with an {@link AllocationException}
    */
-  CompletableFuture<List<IpAssignment>> reserve(Holder holder, List<IpClaim> claims, boolean dryRun);
+  CompletableFuture<Reservation> reserve(ReservationRequest request);
+
+  /**
+   * Gives a Node its pod CIDRs: records {@code preset} (the node's existing
+   * {@code spec.podCIDRs}) when given, otherwise blocks from the best ClusterCIDR for its
+   * labels. A node that already holds blocks gets them back.
+   *
+   * @return the blocks, or a future failed with {@link PodCidrUnavailableException}
+   */
+  CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset, boolean dryRun);
 
   /** Who holds {@code address}, when it is held and the store knows. */
   Optional<Holder> holderOf(IpAddress address);
 
+  /** Who holds NodePort {@code port}, when it is held and the store knows. */
+  Optional<Holder> holderOfNodePort(int port);
+
   /** Usage of every Service range, for metrics and status. */
   List<RangeUsage> usage();
+
+  /** Usage of the NodePort range. */
+  RangeUsage nodePortUsage();
+
+  /** Usage of every ClusterCIDR. */
+  List<ClusterCidrUsage> podCidrUsage();
 
   /** Adds (or revives) a named Service range; taken addresses it covers count in it at once. */
   void addServiceRange(String name, Cidr cidr);
@@ -52,4 +73,24 @@ public interface AllocationStore {
    * @throws IllegalStateException while it holds addresses no other range covers
    */
   void removeServiceRange(String name);
+
+  /**
+   * Adds a ClusterCIDR; adding an equal one again changes nothing.
+   *
+   * @throws IllegalArgumentException when one of that name exists with another spec
+   */
+  void addClusterCidr(ClusterCidr clusterCidr);
+
+  /** Stops a ClusterCIDR from giving blocks; nodes keep theirs. */
+  void markClusterCidrTerminating(String name);
+
+  /** True while a node holds blocks from the ClusterCIDR. */
+  boolean clusterCidrInUse(String name);
+
+  /**
+   * Removes a ClusterCIDR.
+   *
+   * @throws IllegalStateException while nodes hold blocks from it
+   */
+  void removeClusterCidr(String name);
 }

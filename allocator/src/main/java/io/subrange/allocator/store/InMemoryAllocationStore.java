@@ -4,6 +4,14 @@ import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.podcidr.ClusterCidrAllocator;
+import io.subrange.allocator.podcidr.ClusterCidrUsage;
+import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.PodCidrAllocation;
+import io.subrange.allocator.podcidr.PodCidrAllocationException;
+import io.subrange.allocator.port.PortAllocator;
+import io.subrange.allocator.port.PortRange;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -14,29 +22,38 @@ import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
 
 /**
- * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, plus
- * who holds each address. Every operation runs under the store's lock, which is what makes a
- * multi-claim request atomic; allocation takes well under a microsecond, so the lock is never
- * held long.
+ * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, one
+ * {@link PortAllocator}, one {@link ClusterCidrAllocator}, plus who holds each address and
+ * port. Every operation runs under the store's lock, which is what makes a request atomic
+ * across pools; an allocation takes well under a microsecond, so the lock is never held long.
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
   private final RandomGenerator random;
   private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
-  private final Map<IpAddress, Holder> holders = new HashMap<>();
+  private final PortAllocator nodePorts;
+  private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
+  private final Map<IpAddress, Holder> addressHolders = new HashMap<>();
   private final Map<String, Map<IpFamily, IpAddress>> addressesByHolder = new HashMap<>();
+  private final Map<Integer, Holder> portHolders = new HashMap<>();
 
-  /** @param random the source of dynamic start offsets and range choice */
-  public InMemoryAllocationStore(RandomGenerator random) {
+  /**
+   * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
+   * @param random the source of dynamic start offsets and range choice
+   */
+  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random) {
     this.random = random;
+    this.nodePorts = new PortAllocator(nodePortRange, random);
   }
 
-  /** A store serving the given named ranges. */
+  /** A store serving the given named Service ranges and the default NodePort range. */
   public static InMemoryAllocationStore withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(random);
+    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"), random);
     ranges.forEach(store::addServiceRange);
     return store;
   }
+
+  // ---- Service ranges and ClusterCIDRs -----------------------------------------------------
 
   @Override
   public synchronized void addServiceRange(String name, Cidr cidr) {
@@ -64,27 +81,52 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
-  public synchronized CompletableFuture<List<IpAssignment>> reserve(Holder holder, List<IpClaim> claims,
-      boolean dryRun) {
-    List<IpAddress> taken = new ArrayList<>();
+  public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
+    podCidrs.add(clusterCidr);
+  }
+
+  @Override
+  public synchronized void markClusterCidrTerminating(String name) {
+    podCidrs.markTerminating(name);
+  }
+
+  @Override
+  public synchronized boolean clusterCidrInUse(String name) {
+    return podCidrs.isInUse(name);
+  }
+
+  @Override
+  public synchronized void removeClusterCidr(String name) {
+    podCidrs.remove(name);
+  }
+
+  // ---- Services ---------------------------------------------------------------------------
+
+  @Override
+  public synchronized CompletableFuture<Reservation> reserve(ReservationRequest request) {
+    List<IpAddress> takenIps = new ArrayList<>();
+    List<Integer> takenPorts = new ArrayList<>();
     try {
-      List<IpAssignment> assignments = new ArrayList<>(claims.size());
-      for (IpClaim claim : claims) {
-        assignments.add(reserveOne(holder, claim, dryRun, taken));
+      List<IpAssignment> ips = new ArrayList<>();
+      for (IpClaim claim : request.ips()) {
+        ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
       }
-      return CompletableFuture.completedFuture(List.copyOf(assignments));
+      List<PortAssignment> ports = new ArrayList<>();
+      for (PortClaim claim : request.ports()) {
+        ports.add(reservePort(request.holder(), claim, request.dryRun(), takenPorts));
+      }
+      return CompletableFuture.completedFuture(new Reservation(ips, ports));
     } catch (AllocationException e) {
-      for (IpAddress address : taken) {
-        free(address);
-      }
+      takenIps.forEach(this::freeIp);
+      takenPorts.forEach(this::freePort);
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private IpAssignment reserveOne(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
+  private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
-      return reserveSpecific(pool, holder, claim.requested(), dryRun, taken);
+      return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
     }
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
@@ -101,17 +143,17 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new RangeFullException(claim.family() + " address", pool.describeLive());
     }
     if (!dryRun) {
-      hold(allocated.address(), holder);
+      holdIp(allocated.address(), holder);
       taken.add(allocated.address());
     }
     return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC);
   }
 
-  private IpAssignment reserveSpecific(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
+  private IpAssignment reserveSpecificIp(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
       List<IpAddress> taken) {
     if (pool == null) {
       throw new NotInRangeException(address.toString(), address + " is not in any Service range ("
-          + describeAll() + ")");
+          + describeAllRanges() + ")");
     }
     String why = pool.whyNotAssignable(address);
     if (why != null) {
@@ -119,7 +161,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Cidr home = pool.homeOf(address);
     if (pool.isAllocated(address)) {
-      Holder current = holders.get(address);
+      Holder current = addressHolders.get(address);
       if (current != null && current.isSameObject(holder)) {
         return new IpAssignment(address, home, Scope.STATIC);
       }
@@ -127,15 +169,82 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     if (!dryRun) {
       pool.allocate(address);
-      hold(address, holder);
+      holdIp(address, holder);
       taken.add(address);
     }
     return new IpAssignment(address, home, Scope.STATIC);
   }
 
+  private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken) {
+    String range = nodePorts.range().toString();
+    if (claim.requested() == 0) {
+      int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
+      if (port < 0) {
+        throw new RangeFullException("NodePort", range);
+      }
+      if (!dryRun) {
+        portHolders.put(port, holder);
+        taken.add(port);
+      }
+      return new PortAssignment(port, range, Scope.DYNAMIC);
+    }
+    int port = claim.requested();
+    if (!nodePorts.range().contains(port)) {
+      throw new NotInRangeException(String.valueOf(port), "port " + port + " is not in the NodePort range " + range);
+    }
+    if (nodePorts.isAllocated(port)) {
+      Holder current = portHolders.get(port);
+      if (current != null && current.isSameObject(holder)) {
+        return new PortAssignment(port, range, Scope.STATIC);
+      }
+      throw new AlreadyAllocatedException("port " + port, range, current);
+    }
+    if (!dryRun) {
+      nodePorts.allocate(port);
+      portHolders.put(port, holder);
+      taken.add(port);
+    }
+    return new PortAssignment(port, range, Scope.STATIC);
+  }
+
+  // ---- Nodes ------------------------------------------------------------------------------
+
+  @Override
+  public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
+      boolean dryRun) {
+    try {
+      if (preset.isEmpty()) {
+        return CompletableFuture.completedFuture(dryRun ? podCidrs.preview(node) : podCidrs.allocate(node));
+      }
+      if (dryRun) {
+        return CompletableFuture.completedFuture(previewOccupy(node, preset));
+      }
+      return CompletableFuture.completedFuture(podCidrs.occupy(node, preset));
+    } catch (PodCidrAllocationException e) {
+      return CompletableFuture.failedFuture(new PodCidrUnavailableException(e));
+    }
+  }
+
+  /** What occupying would answer, undone at once: dry runs keep nothing. */
+  private PodCidrAllocation previewOccupy(Node node, List<Cidr> preset) {
+    boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
+    PodCidrAllocation allocation = podCidrs.occupy(node, preset);
+    if (!heldBefore) {
+      podCidrs.release(node.name());
+    }
+    return allocation;
+  }
+
+  // ---- lookups and usage ------------------------------------------------------------------
+
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(holders.get(address));
+    return Optional.ofNullable(addressHolders.get(address));
+  }
+
+  @Override
+  public synchronized Optional<Holder> holderOfNodePort(int port) {
+    return Optional.ofNullable(portHolders.get(port));
   }
 
   @Override
@@ -143,16 +252,26 @@ public final class InMemoryAllocationStore implements AllocationStore {
     return pools.values().stream().flatMap(p -> p.usage().stream()).toList();
   }
 
-  private void hold(IpAddress address, Holder holder) {
-    holders.put(address, holder);
+  @Override
+  public synchronized RangeUsage nodePortUsage() {
+    return nodePorts.usage();
+  }
+
+  @Override
+  public synchronized List<ClusterCidrUsage> podCidrUsage() {
+    return podCidrs.usage();
+  }
+
+  private void holdIp(IpAddress address, Holder holder) {
+    addressHolders.put(address, holder);
     if (holder.isNamed()) {
       addressesByHolder.computeIfAbsent(key(holder), k -> new EnumMap<>(IpFamily.class)).put(address.family(), address);
     }
   }
 
-  private void free(IpAddress address) {
+  private void freeIp(IpAddress address) {
     pools.get(address.family()).release(address);
-    Holder holder = holders.remove(address);
+    Holder holder = addressHolders.remove(address);
     if (holder != null && holder.isNamed()) {
       Map<IpFamily, IpAddress> held = addressesByHolder.get(key(holder));
       if (held != null && address.equals(held.get(address.family()))) {
@@ -164,7 +283,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
   }
 
-  private String describeAll() {
+  private void freePort(int port) {
+    nodePorts.release(port);
+    portHolders.remove(port);
+  }
+
+  private String describeAllRanges() {
     return pools.values().stream().map(ServiceIpPool::describeLive).filter(s -> !s.isEmpty())
         .reduce((a, b) -> a + ", " + b).orElse("none");
   }

@@ -7,7 +7,18 @@ import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.PodCidrAllocation;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletionException;
@@ -71,15 +82,15 @@ class InMemoryAllocationStoreTest {
   @Test
   void dryRunAnswersLikeARealRequestAndKeepsNothing() {
     IpAddress tenth = IpAddress.parse("10.0.0.10");
-    assertThat(store.reserve(dns, List.of(IpClaim.specific(tenth)), true).join())
+    assertThat(store.reserve(ReservationRequest.ips(dns, List.of(IpClaim.specific(tenth)), true)).join().ips())
         .extracting(IpAssignment::address).containsExactly(tenth);
-    IpAddress shown = store.reserve(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), true).join().get(0).address();
+    IpAddress shown = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), true)).join().ips().get(0).address();
     assertThat(shown.family()).isEqualTo(IpFamily.IPV4);
     assertThat(usage(IpFamily.IPV4).used()).isZero();
     assertThat(store.holderOf(tenth)).isEmpty();
 
     reserve(dns, IpClaim.specific(tenth));
-    assertThatThrownBy(() -> store.reserve(web, List.of(IpClaim.specific(tenth)), true).join())
+    assertThatThrownBy(() -> store.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(tenth)), true)).join().ips())
         .hasCauseInstanceOf(AlreadyAllocatedException.class);
   }
 
@@ -110,12 +121,12 @@ class InMemoryAllocationStoreTest {
   void saysWhenAFamilyHasNoRangeOrTheRangeIsFull() {
     InMemoryAllocationStore small = InMemoryAllocationStore.withRanges(
         Map.of("tiny", Cidr.parse("10.0.0.0/30")), new SplittableRandom(1));
-    assertThatThrownBy(() -> small.reserve(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false).join())
+    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).join().ips())
         .hasCauseInstanceOf(NoRangeForFamilyException.class)
         .hasMessageContaining("no IPv6 Service range is configured");
-    small.reserve(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
-    small.reserve(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
-    assertThatThrownBy(() -> small.reserve(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join())
+    small.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
+    small.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
+    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips())
         .hasCauseInstanceOf(RangeFullException.class)
         .hasMessageContaining("no free IPv4 address is left in 10.0.0.0/30");
   }
@@ -126,13 +137,13 @@ class InMemoryAllocationStoreTest {
         Map.of("wide", Cidr.parse("fd00:1::/64")), new SplittableRandom(7));
     ServiceIpRange range = ServiceIpRange.of(Cidr.parse("fd00:1::/64"));
     for (int i = 0; i < 1000; i++) {
-      IpAddress address = wide.reserve(Holder.service("v6", "s" + i, ""), List.of(IpClaim.dynamic(IpFamily.IPV6)), false)
-          .join().get(0).address();
+      IpAddress address = wide.reserve(ReservationRequest.ips(Holder.service("v6", "s" + i, ""),
+          List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).join().ips().get(0).address();
       assertThat(range.offsetOf(address)).isNotEqualTo(-1L);
       assertThat(Long.compareUnsigned(range.offsetOf(address), 256)).isGreaterThanOrEqualTo(0);
     }
     IpAddress last = IpAddress.parse("fd00:1::ffff:ffff:ffff:ffff");
-    assertThat(wide.reserve(web, List.of(IpClaim.specific(last)), false).join().get(0).address()).isEqualTo(last);
+    assertThat(wide.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(last)), false)).join().ips().get(0).address()).isEqualTo(last);
     assertThat(wide.usage().get(0).used()).isEqualTo(1001);
     assertThat(wide.usage().get(0).size()).as("2^64-1, unsigned").isEqualTo(-1L);
   }
@@ -141,24 +152,123 @@ class InMemoryAllocationStoreTest {
   void rangesComeAndGoAtRunTime() {
     InMemoryAllocationStore growing = InMemoryAllocationStore.withRanges(
         Map.of("first", Cidr.parse("10.0.0.0/30")), new SplittableRandom(3));
-    growing.reserve(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
-    growing.reserve(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false).join();
+    growing.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
+    growing.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
     growing.addServiceRange("second", Cidr.parse("10.1.0.0/24"));
-    IpAddress third = growing.reserve(Holder.service("a", "c", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)
-        .join().get(0).address();
+    IpAddress third = growing.reserve(ReservationRequest.ips(Holder.service("a", "c", ""),
+        List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips().get(0).address();
     assertThat(Cidr.parse("10.1.0.0/24").contains(third)).isTrue();
 
     growing.markServiceRangeTerminating("first");
     assertThat(growing.serviceRangeInUseOnlyBy("first")).isEqualTo(2);
     assertThatThrownBy(() -> growing.removeServiceRange("first")).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> growing.reserve(web, List.of(IpClaim.specific(IpAddress.parse("10.0.0.1"))), false).join())
+    assertThatThrownBy(() -> growing.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.0.0.1"))), false)).join().ips())
         .hasCauseInstanceOf(NotInRangeException.class)
         .hasMessageContaining("Service range 10.0.0.0/30 is being deleted");
   }
 
+  @Test
+  void nodePortsAreHeldByTheirServiceAndNamedOnConflict() {
+    Reservation got = store.reserve(new ReservationRequest(dns, List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        List.of(PortClaim.specific(30053), PortClaim.dynamic()), false)).join();
+    assertThat(got.ports()).hasSize(2);
+    assertThat(got.ports().get(0)).isEqualTo(new PortAssignment(30053, "30000-32767", Scope.STATIC));
+    assertThat(got.ports().get(1).port()).as("dynamic band of 30000-32767").isBetween(30086, 32767);
+    assertThat(store.holderOfNodePort(30053)).contains(dns);
+
+    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(30053)),
+        false)).join())
+        .hasCauseInstanceOf(AlreadyAllocatedException.class)
+        .hasMessageContaining("port 30053 is already allocated to Service kube-system/kube-dns in 30000-32767");
+    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(8080)),
+        false)).join())
+        .hasCauseInstanceOf(NotInRangeException.class)
+        .hasMessageContaining("port 8080 is not in the NodePort range 30000-32767");
+    // The same Service asking again (an update) keeps what it holds.
+    assertThat(store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false))
+        .join().ports()).extracting(PortAssignment::port).containsExactly(30053);
+  }
+
+  @Test
+  void aServiceGetsItsAddressesAndPortsTogetherOrNothing() {
+    store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30100)), false)).join();
+    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web,
+        List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)),
+        List.of(PortClaim.dynamic(), PortClaim.specific(30100)), false)).join())
+        .hasCauseInstanceOf(AlreadyAllocatedException.class);
+    assertThat(usage(IpFamily.IPV4).used()).isZero();
+    assertThat(usage(IpFamily.IPV6).used()).isZero();
+    assertThat(store.nodePortUsage().used()).as("only dns's port").isEqualTo(1);
+  }
+
+  @Test
+  void nodesGetPodCidrsAndPresetOnesAreRecordedOrRefused() {
+    store.addClusterCidr(ClusterCidr.ipv4("default", null, 8, "10.244.0.0/16"));
+    PodCidrAllocation first = store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    assertThat(first.podCidrs()).containsExactly(Cidr.parse("10.244.0.0/24"));
+    PodCidrAllocation preview = store.reservePodCidrs(Node.named("n2"), List.of(), true).join();
+    assertThat(preview.podCidrs()).containsExactly(Cidr.parse("10.244.1.0/24"));
+    assertThat(store.reservePodCidrs(Node.named("n2"), List.of(), false).join().podCidrs())
+        .as("the dry run kept nothing").containsExactly(Cidr.parse("10.244.1.0/24"));
+
+    assertThat(store.reservePodCidrs(Node.named("old"), List.of(Cidr.parse("10.244.7.0/24")), true).join()
+        .podCidrs()).containsExactly(Cidr.parse("10.244.7.0/24"));
+    assertThat(store.podCidrUsage().get(0).ipv4().allocated()).as("dry-run preset kept nothing").isEqualTo(2);
+    store.reservePodCidrs(Node.named("old"), List.of(Cidr.parse("10.244.7.0/24")), false).join();
+    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("clash"), List.of(Cidr.parse("10.244.7.0/24")), false)
+        .join())
+        .hasCauseInstanceOf(PodCidrUnavailableException.class)
+        .hasMessageContaining("is already allocated to node old");
+    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("far"), List.of(Cidr.parse("192.168.0.0/24")), false)
+        .join())
+        .hasMessageContaining("fit no ClusterCIDR");
+    assertThat(store.clusterCidrInUse("default")).isTrue();
+  }
+
+  @Test
+  void concurrentRequestsNeverShareAnAddressOrPort() throws Exception {
+    InMemoryAllocationStore shared = InMemoryAllocationStore.withRanges(
+        Map.of("v4", Cidr.parse("10.0.0.0/20")), ThreadLocalRandomGenerator.INSTANCE);
+    int threads = 8;
+    int perThread = 250;
+    Set<IpAddress> addresses = ConcurrentHashMap.newKeySet();
+    Set<Integer> ports = ConcurrentHashMap.newKeySet();
+    AtomicInteger conflicts = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      done.add(pool.submit(() -> {
+        for (int i = 0; i < perThread; i++) {
+          Holder holder = Holder.service("t" + thread, "s" + i, "");
+          // Everyone also asks for one of a few contested static ports and addresses.
+          int contestedPort = 30000 + i % 20;
+          IpAddress contestedIp = IpAddress.parse("10.0.0." + (1 + i % 20));
+          try {
+            Reservation got = shared.reserve(new ReservationRequest(holder,
+                List.of(i % 2 == 0 ? IpClaim.dynamic(IpFamily.IPV4) : IpClaim.specific(contestedIp)),
+                List.of(PortClaim.dynamic(), PortClaim.specific(contestedPort)), false)).join();
+            assertThat(addresses.add(got.ips().get(0).address())).isTrue();
+            got.ports().forEach(p -> assertThat(ports.add(p.port())).as("port " + p.port()).isTrue());
+          } catch (CompletionException e) {
+            assertThat(e.getCause()).isInstanceOf(AlreadyAllocatedException.class);
+            conflicts.incrementAndGet();
+          }
+        }
+      }));
+    }
+    for (Future<?> f : done) {
+      f.get();
+    }
+    pool.shutdown();
+    assertThat(conflicts.get()).as("contested values were refused, not shared").isPositive();
+    assertThat(shared.usage().get(0).used()).isEqualTo(addresses.size());
+    assertThat(shared.nodePortUsage().used()).isEqualTo(ports.size());
+  }
+
   private List<IpAssignment> reserve(Holder holder, IpClaim... claims) {
     try {
-      return store.reserve(holder, List.of(claims), false).join();
+      return store.reserve(ReservationRequest.ips(holder, List.of(claims), false)).join().ips();
     } catch (CompletionException e) {
       throw (RuntimeException) e.getCause();
     }

@@ -32,7 +32,8 @@ class StoreConfiguration {
     return switch (properties.store()) {
       // Dynamic start offsets need only be spread out, not secret.
       case MEMORY -> {
-        InMemoryAllocationStore store = new InMemoryAllocationStore(ThreadLocalRandomGenerator.INSTANCE);
+        InMemoryAllocationStore store = new InMemoryAllocationStore(properties.service().nodePortRange(),
+            ThreadLocalRandomGenerator.INSTANCE);
         properties.service().cidrs().forEach(cidr -> store.addServiceRange(DEFAULT_RANGE_NAME, cidr));
         yield store;
       }

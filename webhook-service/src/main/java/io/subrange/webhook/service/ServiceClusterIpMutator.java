@@ -9,6 +9,7 @@ import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpAssignment;
 import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;
@@ -84,12 +85,12 @@ public class ServiceClusterIpMutator implements Mutator<Service> {
         : IpClaim.specific(parse(requested));
     Holder holder = Holder.service(context.namespace(), context.name(), "");
     long started = System.nanoTime();
-    return store.reserve(holder, List.of(claim), context.dryRun())
-        .handle((assignments, failure) -> {
+    return store.reserve(ReservationRequest.ips(holder, List.of(claim), context.dryRun()))
+        .handle((reservation, failure) -> {
           if (failure != null) {
             throw deny(claim, failure, context.dryRun());
           }
-          IpAssignment assigned = assignments.get(0);
+          IpAssignment assigned = reservation.ips().get(0);
           if (!context.dryRun()) {
             metrics.allocated(assigned.range().toString(), assigned.scope(), System.nanoTime() - started);
           }

@@ -1,6 +1,9 @@
 package io.subrange.webhook.admission;
 
+import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.metrics.AdmissionMetrics;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -16,9 +19,9 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
 /**
- * {@code POST /mutate}: the mutating admission webhook. A well-formed AdmissionReview always
- * gets an AdmissionReview back with the same uid; a body that is not one gets HTTP 400 with a
- * one-line reason.
+ * {@code POST /mutate} and {@code POST /validate}: the mutating and validating admission
+ * webhooks. A well-formed AdmissionReview always gets an AdmissionReview back with the same uid;
+ * a body that is not one gets HTTP 400 with a one-line reason.
  */
 @RestController
 public class AdmissionEndpoint {
@@ -27,21 +30,33 @@ public class AdmissionEndpoint {
   private static final String UNKNOWN = "unknown";
 
   private final AdmissionReviewReader reader;
-  private final MutatingAdmission admission;
+  private final MutatingAdmission mutating;
+  private final ValidatingAdmission validating;
   private final AdmissionMetrics metrics;
   private final int maxBodyBytes;
 
-  public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission admission, AdmissionMetrics metrics,
-      @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize) {
+  public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission mutating, ValidatingAdmission validating,
+      AdmissionMetrics metrics, @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize) {
     this.reader = reader;
-    this.admission = admission;
+    this.mutating = mutating;
+    this.validating = validating;
     this.metrics = metrics;
     this.maxBodyBytes = (int) maxBodySize.toBytes();
   }
 
-  /** Reads the body whatever its content type, so a wrong one is a 400 with a reason, not a 415. */
   @PostMapping(path = "/mutate")
   public Mono<ResponseEntity<Object>> mutate(ServerHttpRequest request) {
+    return serve(request, "mutate", mutating::admit);
+  }
+
+  @PostMapping(path = "/validate")
+  public Mono<ResponseEntity<Object>> validate(ServerHttpRequest request) {
+    return serve(request, "validate", validating::admit);
+  }
+
+  /** Reads the body whatever its content type, so a wrong one is a 400 with a reason, not a 415. */
+  private Mono<ResponseEntity<Object>> serve(ServerHttpRequest request, String webhook,
+      Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
     long started = System.nanoTime();
     return DataBufferUtils.join(request.getBody(), maxBodyBytes)
         .map(buffer -> {
@@ -51,33 +66,34 @@ public class AdmissionEndpoint {
           return bytes;
         })
         .defaultIfEmpty(new byte[0])
-        .flatMap(body -> admit(body, started))
+        .flatMap(body -> admit(body, started, webhook, admission))
         .onErrorResume(DataBufferLimitException.class, e -> {
-          metrics.record(UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+          metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
           return Mono.just(ResponseEntity.status(HttpStatus.PAYLOAD_TOO_LARGE).contentType(MediaType.TEXT_PLAIN)
               .body("body is larger than " + maxBodyBytes + " bytes (spring.codec.max-in-memory-size)\n"));
         });
   }
 
-  private Mono<ResponseEntity<Object>> admit(byte[] body, long started) {
+  private Mono<ResponseEntity<Object>> admit(byte[] body, long started, String webhook,
+      Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
     AdmissionCall call;
     try {
       call = reader.read(body);
     } catch (MalformedAdmissionReviewException e) {
-      metrics.record(UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+      metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
       return Mono.just(badRequest(e.getMessage()));
     }
     String kind = call.kind().kind();
     String operation = call.operation().name();
-    return Mono.defer(() -> Mono.fromFuture(admission.admit(call)))
+    return Mono.defer(() -> Mono.fromFuture(admission.apply(call)))
         .map(outcome -> {
-          metrics.record(kind, operation, outcome.result(), System.nanoTime() - started);
-          log.debug("{} {} {}/{} uid={} dryRun={}: {}", operation, kind, call.namespace(), call.name(), call.uid(),
-              call.dryRun(), outcome.result());
+          metrics.record(webhook, kind, operation, outcome.result(), System.nanoTime() - started);
+          log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, operation, kind, call.namespace(), call.name(),
+              call.uid(), call.dryRun(), outcome.result());
           return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body((Object) outcome.review());
         })
         .onErrorResume(MalformedAdmissionReviewException.class, e -> {
-          metrics.record(kind, operation, "invalid", System.nanoTime() - started);
+          metrics.record(webhook, kind, operation, "invalid", System.nanoTime() - started);
           return Mono.just(badRequest(e.getMessage()));
         });
   }

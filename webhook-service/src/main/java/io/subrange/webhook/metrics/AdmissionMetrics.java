@@ -6,9 +6,9 @@ import java.time.Duration;
 import org.springframework.stereotype.Component;
 
 /**
- * {@code subrange_admission_requests_total{kind,operation,result}} and
- * {@code subrange_admission_duration_seconds{kind,operation,result}}, where result is
- * allowed, patched, denied, invalid (HTTP 400) or error.
+ * {@code subrange_admission_requests_total{webhook,kind,operation,result}} and
+ * {@code subrange_admission_duration_seconds{webhook,kind,operation,result}}, where webhook is
+ * mutate or validate and result is allowed, patched, denied, invalid (HTTP 400) or error.
  */
 @Component
 public class AdmissionMetrics {
@@ -19,12 +19,12 @@ public class AdmissionMetrics {
     this.registry = registry;
   }
 
-  public void record(String kind, String operation, String result, long nanos) {
-    registry.counter("subrange.admission.requests", "kind", kind, "operation", operation, "result", result)
-        .increment();
+  public void record(String webhook, String kind, String operation, String result, long nanos) {
+    registry.counter("subrange.admission.requests", "webhook", webhook, "kind", kind, "operation", operation,
+        "result", result).increment();
     Timer.builder("subrange.admission.duration")
         .description("Time to answer one admission request, including making its allocation durable")
-        .tags("kind", kind, "operation", operation, "result", result)
+        .tags("webhook", webhook, "kind", kind, "operation", operation, "result", result)
         .serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
         .register(registry)
         .record(Duration.ofNanos(nanos));

@@ -10,6 +10,7 @@ import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpAssignment;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.admission.AdmissionContext;
 import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;

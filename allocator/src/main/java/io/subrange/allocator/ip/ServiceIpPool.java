@@ -272,6 +272,18 @@ public final class ServiceIpPool {
     return member(name).range;
   }
 
+  /** The taken addresses of one range's static band, in address order (at most 256). */
+  public synchronized List<IpAddress> takenInStaticBand(String name) {
+    Member m = member(name);
+    List<IpAddress> taken = new ArrayList<>();
+    for (long offset = 0; offset < m.range.staticBandSize(); offset++) {
+      if (m.bits.isAllocated(offset)) {
+        taken.add(m.range.addressAt(offset));
+      }
+    }
+    return taken;
+  }
+
   /** The snapshot of one range's state (see {@link BandedAllocator#snapshot}). */
   public synchronized byte[] snapshot(String name) {
     return member(name).bits.snapshot();

@@ -3,6 +3,8 @@ package io.subrange.allocator.port;
 import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.band.BandedAllocator;
 import io.subrange.allocator.store.RangeUsage;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
@@ -56,6 +58,17 @@ public final class PortAllocator {
 
   public synchronized RangeUsage usage() {
     return new RangeUsage(range.toString(), range.size(), range.staticBandSize(), bits.used(), bits.usedInStaticBand());
+  }
+
+  /** The taken ports of the static band, in order (at most 128). */
+  public synchronized List<Integer> takenInStaticBand() {
+    List<Integer> taken = new ArrayList<>();
+    for (int offset = 0; offset < range.staticBandSize(); offset++) {
+      if (bits.isAllocated(offset)) {
+        taken.add(range.first() + offset);
+      }
+    }
+    return taken;
   }
 
   public synchronized byte[] snapshot() {

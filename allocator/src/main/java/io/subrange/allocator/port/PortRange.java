@@ -45,6 +45,11 @@ public record PortRange(int first, int last) {
     return (int) BandOffset.forNodePorts(size());
   }
 
+  /** "30086-32767". */
+  public String describeDynamicBand() {
+    return (first + staticBandSize()) + "-" + last;
+  }
+
   /** "30000-30085", or "none". */
   public String describeStaticBand() {
     int band = staticBandSize();

@@ -58,6 +58,9 @@ public interface AllocationStore {
   /** Usage of every ClusterCIDR. */
   List<ClusterCidrUsage> podCidrUsage();
 
+  /** Every Service range and the NodePort range, with bands and static-band holders, for people. */
+  List<RangeView> describeRanges();
+
   /** Adds (or revives) a named Service range; taken addresses it covers count in it at once. */
   void addServiceRange(String name, Cidr cidr);
 

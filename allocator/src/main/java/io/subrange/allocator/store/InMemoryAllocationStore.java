@@ -1,6 +1,7 @@
 package io.subrange.allocator.store;
 
 import io.subrange.allocator.ip.ServiceIpPool;
+import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -28,6 +29,9 @@ import java.util.random.RandomGenerator;
  * across pools; an allocation takes well under a microsecond, so the lock is never held long.
  */
 public final class InMemoryAllocationStore implements AllocationStore {
+
+  /** The name {@link #describeRanges} gives the NodePort range. */
+  public static final String NODE_PORTS_NAME = "nodeports";
 
   private final RandomGenerator random;
   private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
@@ -260,6 +264,33 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized List<ClusterCidrUsage> podCidrUsage() {
     return podCidrs.usage();
+  }
+
+  @Override
+  public synchronized List<RangeView> describeRanges() {
+    List<RangeView> views = new ArrayList<>();
+    for (ServiceIpPool pool : pools.values()) {
+      for (Map.Entry<String, Cidr> range : pool.ranges().entrySet()) {
+        ServiceIpRange ipRange = pool.range(range.getKey());
+        List<RangeView.HeldValue> holders = pool.takenInStaticBand(range.getKey()).stream()
+            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(addressHolders.get(a)))).toList();
+        RangeUsage usage = pool.usage().stream().filter(u -> u.range().equals(range.getValue().toString()))
+            .findFirst().orElseThrow();
+        views.add(new RangeView(RangeView.Kind.SERVICE_IPS, range.getKey(), range.getValue().toString(),
+            pool.family().kubernetesName(), ipRange.describeStaticBand(), ipRange.describeDynamicBand(), usage,
+            pool.isTerminating(range.getKey()), holders));
+      }
+    }
+    PortRange ports = nodePorts.range();
+    List<RangeView.HeldValue> portHolders = nodePorts.takenInStaticBand().stream()
+        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(this.portHolders.get(p)))).toList();
+    views.add(new RangeView(RangeView.Kind.NODE_PORTS, NODE_PORTS_NAME, ports.toString(), "",
+        ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, portHolders));
+    return views;
+  }
+
+  private static String describeHolder(Holder holder) {
+    return holder == null ? "unknown" : holder.kind() + " " + holder;
   }
 
   private void holdIp(IpAddress address, Holder holder) {

@@ -266,6 +266,26 @@ class InMemoryAllocationStoreTest {
     assertThat(shared.nodePortUsage().used()).isEqualTo(ports.size());
   }
 
+  @Test
+  void describesEachRangeWithItsBandsAndStaticBandHolders() {
+    reserve(dns, IpClaim.specific(IpAddress.parse("10.0.0.10")));
+    reserve(web, IpClaim.dynamic(IpFamily.IPV4));
+    store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false)).join();
+    List<RangeView> views = store.describeRanges();
+    RangeView v4 = views.stream().filter(v -> v.range().equals("10.0.0.0/24")).findFirst().orElseThrow();
+    assertThat(v4.kind()).isEqualTo(RangeView.Kind.SERVICE_IPS);
+    assertThat(v4.name()).isEqualTo("v4");
+    assertThat(v4.family()).isEqualTo("IPv4");
+    assertThat(v4.staticBand()).isEqualTo("10.0.0.1-10.0.0.16");
+    assertThat(v4.dynamicBand()).isEqualTo("10.0.0.17-10.0.0.254");
+    assertThat(v4.usage().used()).isEqualTo(2);
+    assertThat(v4.staticHolders()).containsExactly(new RangeView.HeldValue("10.0.0.10", "Service kube-system/kube-dns"));
+    RangeView ports = views.stream().filter(v -> v.kind() == RangeView.Kind.NODE_PORTS).findFirst().orElseThrow();
+    assertThat(ports.staticBand()).isEqualTo("30000-30085");
+    assertThat(ports.dynamicBand()).isEqualTo("30086-32767");
+    assertThat(ports.staticHolders()).containsExactly(new RangeView.HeldValue("30053", "Service kube-system/kube-dns"));
+  }
+
   private List<IpAssignment> reserve(Holder holder, IpClaim... claims) {
     try {
       return store.reserve(ReservationRequest.ips(holder, List.of(claims), false)).join().ips();

@@ -2,12 +2,14 @@ package io.subrange.allocator.store;
 
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
 import io.subrange.allocator.podcidr.Node;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -48,6 +50,9 @@ public interface AllocationStore {
 
   /** Who holds NodePort {@code port}, when it is held and the store knows. */
   Optional<Holder> holderOfNodePort(int port);
+
+  /** The IP families that have at least one live Service range. */
+  Set<IpFamily> servedFamilies();
 
   /** Usage of every Service range, for metrics and status. */
   List<RangeUsage> usage();

@@ -15,10 +15,12 @@ import io.subrange.allocator.port.PortAllocator;
 import io.subrange.allocator.port.PortRange;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
 
@@ -113,11 +115,19 @@ public final class InMemoryAllocationStore implements AllocationStore {
     try {
       List<IpAssignment> ips = new ArrayList<>();
       for (IpClaim claim : request.ips()) {
-        ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
+        try {
+          ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
+        } catch (AllocationException e) {
+          throw e.forClaim(claim);
+        }
       }
       List<PortAssignment> ports = new ArrayList<>();
       for (PortClaim claim : request.ports()) {
-        ports.add(reservePort(request.holder(), claim, request.dryRun(), takenPorts));
+        try {
+          ports.add(reservePort(request.holder(), claim, request.dryRun(), takenPorts));
+        } catch (AllocationException e) {
+          throw e.forClaim(claim);
+        }
       }
       return CompletableFuture.completedFuture(new Reservation(ips, ports));
     } catch (AllocationException e) {
@@ -139,7 +149,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (held != null) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
-        return new IpAssignment(held, home, Scope.DYNAMIC);
+        return new IpAssignment(held, home, Scope.DYNAMIC, true);
       }
     }
     ServiceIpPool.Allocated allocated = dryRun ? pool.peekNext() : pool.allocateNext();
@@ -150,7 +160,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       holdIp(allocated.address(), holder);
       taken.add(allocated.address());
     }
-    return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC);
+    return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
   }
 
   private IpAssignment reserveSpecificIp(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
@@ -167,7 +177,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool.isAllocated(address)) {
       Holder current = addressHolders.get(address);
       if (current != null && current.isSameObject(holder)) {
-        return new IpAssignment(address, home, Scope.STATIC);
+        return new IpAssignment(address, home, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current);
     }
@@ -176,7 +186,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       holdIp(address, holder);
       taken.add(address);
     }
-    return new IpAssignment(address, home, Scope.STATIC);
+    return new IpAssignment(address, home, Scope.STATIC, false);
   }
 
   private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken) {
@@ -190,7 +200,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
         portHolders.put(port, holder);
         taken.add(port);
       }
-      return new PortAssignment(port, range, Scope.DYNAMIC);
+      return new PortAssignment(port, range, Scope.DYNAMIC, false);
     }
     int port = claim.requested();
     if (!nodePorts.range().contains(port)) {
@@ -199,7 +209,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (nodePorts.isAllocated(port)) {
       Holder current = portHolders.get(port);
       if (current != null && current.isSameObject(holder)) {
-        return new PortAssignment(port, range, Scope.STATIC);
+        return new PortAssignment(port, range, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException("port " + port, range, current);
     }
@@ -208,7 +218,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       portHolders.put(port, holder);
       taken.add(port);
     }
-    return new PortAssignment(port, range, Scope.STATIC);
+    return new PortAssignment(port, range, Scope.STATIC, false);
   }
 
   // ---- Nodes ------------------------------------------------------------------------------
@@ -249,6 +259,17 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized Optional<Holder> holderOfNodePort(int port) {
     return Optional.ofNullable(portHolders.get(port));
+  }
+
+  @Override
+  public synchronized Set<IpFamily> servedFamilies() {
+    Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
+    pools.forEach((family, pool) -> {
+      if (pool.hasLiveRange()) {
+        families.add(family);
+      }
+    });
+    return families;
   }
 
   @Override

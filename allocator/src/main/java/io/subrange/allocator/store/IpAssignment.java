@@ -3,6 +3,9 @@ package io.subrange.allocator.store;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 
-/** An address given to an object, the range it came from, and how it was asked for. */
-public record IpAssignment(IpAddress address, Cidr range, Scope scope) {
+/**
+ * An address given to an object, the range it came from, how it was asked for, and whether the
+ * object already held it (an update or a retried admission) rather than getting it now.
+ */
+public record IpAssignment(IpAddress address, Cidr range, Scope scope, boolean alreadyHeld) {
 }

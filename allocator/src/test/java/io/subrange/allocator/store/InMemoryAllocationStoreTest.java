@@ -35,7 +35,9 @@ class InMemoryAllocationStoreTest {
   void remembersWhoHoldsAStaticAddressAndNamesThemOnConflict() {
     IpAddress tenth = IpAddress.parse("10.0.0.10");
     List<IpAssignment> got = reserve(dns, IpClaim.specific(tenth));
-    assertThat(got).containsExactly(new IpAssignment(tenth, Cidr.parse("10.0.0.0/24"), Scope.STATIC));
+    assertThat(got).containsExactly(new IpAssignment(tenth, Cidr.parse("10.0.0.0/24"), Scope.STATIC, false));
+    assertThat(reserve(dns, IpClaim.specific(tenth))).containsExactly(
+        new IpAssignment(tenth, Cidr.parse("10.0.0.0/24"), Scope.STATIC, true));
     assertThat(store.holderOf(tenth)).contains(dns);
 
     assertThatThrownBy(() -> reserve(web, IpClaim.specific(tenth)))
@@ -172,7 +174,7 @@ class InMemoryAllocationStoreTest {
     Reservation got = store.reserve(new ReservationRequest(dns, List.of(IpClaim.dynamic(IpFamily.IPV4)),
         List.of(PortClaim.specific(30053), PortClaim.dynamic()), false)).join();
     assertThat(got.ports()).hasSize(2);
-    assertThat(got.ports().get(0)).isEqualTo(new PortAssignment(30053, "30000-32767", Scope.STATIC));
+    assertThat(got.ports().get(0)).isEqualTo(new PortAssignment(30053, "30000-32767", Scope.STATIC, false));
     assertThat(got.ports().get(1).port()).as("dynamic band of 30000-32767").isBetween(30086, 32767);
     assertThat(store.holderOfNodePort(30053)).contains(dns);
 

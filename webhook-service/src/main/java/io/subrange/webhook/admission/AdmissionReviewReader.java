@@ -51,6 +51,9 @@ public class AdmissionReviewReader {
     if (object == null && (operation == Operation.CREATE || operation == Operation.UPDATE)) {
       throw new MalformedAdmissionReviewException("request.object is missing for " + operation);
     }
+    if (oldObject == null && operation == Operation.UPDATE) {
+      throw new MalformedAdmissionReviewException("request.oldObject is missing for UPDATE");
+    }
     requireKind(object, "request.object", objectKind);
     requireKind(oldObject, "request.oldObject", objectKind);
     return new AdmissionCall(uid, objectKind, operation, request.path("namespace").asText(""),

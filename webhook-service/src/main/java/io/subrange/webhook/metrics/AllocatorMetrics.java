@@ -3,53 +3,118 @@ package io.subrange.webhook.metrics;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.store.AllocationException;
 import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.IpAssignment;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortAssignment;
+import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeUsage;
-import io.subrange.allocator.store.Scope;
+import io.subrange.allocator.store.Reservation;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToLongFunction;
 import org.springframework.stereotype.Component;
 
 /**
- * The ClusterIP allocator metrics, named as kube-apiserver names them under its own prefix so
- * the same dashboards read them:
- * {@code subrange_clusterip_allocator_allocated_ips{cidr}}, {@code ..._available_ips{cidr}},
- * {@code ..._allocation_total{cidr,scope}}, {@code ..._allocation_errors_total{cidr,scope}},
- * {@code ..._allocation_duration_seconds{cidr}}. Dry runs are not counted: they allocate nothing.
+ * The ClusterIP and NodePort allocator metrics, named as kube-apiserver names its own under its
+ * prefix so the same dashboards read them:
+ * <ul>
+ *   <li>{@code subrange_clusterip_allocator_allocated_ips{cidr}}, {@code ..._available_ips{cidr}},
+ *       {@code ..._allocation_total{cidr,scope}}, {@code ..._allocation_errors_total{cidr,scope}},
+ *       {@code ..._allocation_duration_seconds{cidr}};
+ *   <li>{@code subrange_nodeport_allocator_allocated_ports}, {@code ..._available_ports},
+ *       {@code ..._allocation_total{scope}}, {@code ..._allocation_errors_total{scope}},
+ *       {@code ..._allocation_duration_seconds}.
+ * </ul>
+ * Only fresh allocations count: a value an object already held (an update, a retried
+ * admission) and dry runs are not counted. Range gauges follow the ranges as they are added and
+ * removed ({@link #syncRangeGauges}).
  */
 @Component
 public class AllocatorMetrics {
 
-  private static final String PREFIX = "subrange.clusterip.allocator.";
+  private static final String IPS = "subrange.clusterip.allocator.";
+  private static final String PORTS = "subrange.nodeport.allocator.";
 
   private final MeterRegistry registry;
+  private final AllocationStore store;
+  private final Map<String, List<Gauge>> rangeGauges = new HashMap<>();
 
   public AllocatorMetrics(MeterRegistry registry, AllocationStore store) {
     this.registry = registry;
-    for (RangeUsage range : store.usage()) {
-      String cidr = range.range();
-      Gauge.builder(PREFIX + "allocated.ips", store, s -> RangeUsage.asDouble(usageOf(s, cidr).used()))
-          .description("Allocated addresses in the Service range").tag("cidr", cidr).register(registry);
-      Gauge.builder(PREFIX + "available.ips", store, s -> RangeUsage.asDouble(usageOf(s, cidr).free()))
-          .description("Free addresses in the Service range").tag("cidr", cidr).register(registry);
+    this.store = store;
+    Gauge.builder(PORTS + "allocated.ports", store, s -> RangeUsage.asDouble(s.nodePortUsage().used()))
+        .description("Allocated NodePorts").register(registry);
+    Gauge.builder(PORTS + "available.ports", store, s -> RangeUsage.asDouble(s.nodePortUsage().free()))
+        .description("Free NodePorts").register(registry);
+    syncRangeGauges();
+  }
+
+  /** Registers gauges for Service ranges that appeared and removes those of ranges that went. */
+  public synchronized void syncRangeGauges() {
+    List<String> live = store.usage().stream().map(RangeUsage::range).distinct().toList();
+    for (String cidr : live) {
+      rangeGauges.computeIfAbsent(cidr, c -> List.of(
+          rangeGauge(IPS + "allocated.ips", "Allocated addresses in the Service range", c, RangeUsage::used),
+          rangeGauge(IPS + "available.ips", "Free addresses in the Service range", c, RangeUsage::free)));
+    }
+    rangeGauges.keySet().removeIf(cidr -> {
+      if (live.contains(cidr)) {
+        return false;
+      }
+      rangeGauges.get(cidr).forEach(registry::remove);
+      return true;
+    });
+  }
+
+  private Gauge rangeGauge(String name, String description, String cidr, ToLongFunction<RangeUsage> count) {
+    return Gauge.builder(name, store, s -> s.usage().stream().filter(u -> u.range().equals(cidr)).findFirst()
+            .map(u -> RangeUsage.asDouble(count.applyAsLong(u))).orElse(Double.NaN))
+        .description(description).tag("cidr", cidr).register(registry);
+  }
+
+  /** Counts what a reservation newly granted. */
+  public void granted(Reservation reservation, long nanos) {
+    for (IpAssignment ip : reservation.ips()) {
+      if (!ip.alreadyHeld()) {
+        String cidr = ip.range().toString();
+        registry.counter(IPS + "allocation", "cidr", cidr, "scope", ip.scope().label()).increment();
+        timer(IPS + "allocation.duration", "cidr", cidr).record(Duration.ofNanos(nanos));
+      }
+    }
+    for (PortAssignment port : reservation.ports()) {
+      if (!port.alreadyHeld()) {
+        registry.counter(PORTS + "allocation", "scope", port.scope().label()).increment();
+        timer(PORTS + "allocation.duration").record(Duration.ofNanos(nanos));
+      }
     }
   }
 
-  private static RangeUsage usageOf(AllocationStore store, String cidr) {
-    return store.usage().stream().filter(u -> u.range().equals(cidr)).findFirst()
-        .orElse(new RangeUsage(cidr, 0, 0, 0, 0));
+  /** Counts a refused claim under the allocator it was aimed at. */
+  public void refused(AllocationException refusal) {
+    Object claim = refusal.failedClaim();
+    if (claim instanceof IpClaim ip) {
+      registry.counter(IPS + "allocation.errors", "cidr", cidrOf(ip), "scope", ip.scope().label()).increment();
+    } else if (claim instanceof PortClaim port) {
+      registry.counter(PORTS + "allocation.errors", "scope", port.scope().label()).increment();
+    }
   }
 
-  public void allocated(String cidr, Scope scope, long nanos) {
-    registry.counter(PREFIX + "allocation", "cidr", cidr, "scope", scope.label()).increment();
-    Timer.builder(PREFIX + "allocation.duration")
-        .description("Time to make one allocation durable")
-        .tag("cidr", cidr)
-        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
-        .register(registry)
-        .record(Duration.ofNanos(nanos));
+  /** The range a failed IP claim was aimed at, for the cidr label: its home range, or "none". */
+  private String cidrOf(IpClaim claim) {
+    return store.usage().stream().map(RangeUsage::range)
+        .filter(cidr -> claim.requested() == null
+            ? Cidr.parse(cidr).family() == claim.family()
+            : Cidr.parse(cidr).contains(claim.requested()))
+        .findFirst().orElse("none");
   }
 
-  public void failed(String cidr, Scope scope) {
-    registry.counter(PREFIX + "allocation.errors", "cidr", cidr, "scope", scope.label()).increment();
+  private Timer timer(String name, String... tags) {
+    return Timer.builder(name).description("Time to make one allocation durable").tags(tags)
+        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES).register(registry);
   }
 }

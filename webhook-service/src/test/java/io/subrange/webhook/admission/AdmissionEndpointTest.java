@@ -52,7 +52,9 @@ class AdmissionEndpointTest {
     IpAddress address = IpAddress.parse(patchedValue(answer, "/spec/clusterIP").asText());
     assertThat(RANGE.offsetOf(address)).isGreaterThanOrEqualTo(RANGE.staticBandSize());
     assertThat(patchedValue(answer, "/spec/clusterIPs").get(0).asText()).isEqualTo(address.toString());
-    assertThat(patch(answer)).hasSize(2);
+    assertThat(patchedValue(answer, "/spec/ipFamilies").get(0).asText()).isEqualTo("IPv4");
+    assertThat(patchedValue(answer, "/spec/ipFamilyPolicy").asText()).isEqualTo("SingleStack");
+    assertThat(patch(answer)).hasSize(4);
   }
 
   @Test
@@ -93,7 +95,7 @@ class AdmissionEndpointTest {
     ObjectNode pod = AdmissionReviews.JSON.createObjectNode().put("apiVersion", "v1").put("kind", "Pod");
     pod.putObject("metadata").put("name", "p").put("namespace", "default");
     assertUntouched(review("CREATE", pod, false));
-    assertUntouched(review("UPDATE", service("default", "later", "ClusterIP", null), false));
+    assertUntouched(review("DELETE", service("default", "later", "ClusterIP", null), false));
   }
 
   @Test
@@ -136,6 +138,7 @@ class AdmissionEndpointTest {
       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\"}}",
       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"PATCH\",\"object\":{}}}",
       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\"}}",
+      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"UPDATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Service\"}}}",
       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}}}",
       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"spec\":\"oops\"}}}",
   })

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import io.fabric8.zjsonpatch.JsonPatch;
 import java.util.UUID;
 
 /** Builds AdmissionReview requests as kube-apiserver sends them, and reads answers. */
@@ -26,7 +27,7 @@ final class AdmissionReviews {
       spec.put("clusterIP", clusterIp);
     }
     ObjectNode port = spec.putArray("ports").addObject();
-    port.put("port", 80).put("protocol", "TCP").put("targetPort", 8080);
+    port.put("name", "http").put("port", 80).put("protocol", "TCP").put("targetPort", 8080);
     return service;
   }
 
@@ -46,6 +47,27 @@ final class AdmissionReviews {
     request.put("dryRun", dryRun);
     request.set("object", object);
     return review;
+  }
+
+  /** An UPDATE review carrying the stored object too. */
+  static ObjectNode update(JsonNode oldObject, JsonNode object, boolean dryRun) {
+    ObjectNode review = review("UPDATE", object, dryRun);
+    ((ObjectNode) review.path("request")).set("oldObject", oldObject);
+    return review;
+  }
+
+  /** The object as the API server stores it: the request's object with the answer's patch applied. */
+  static JsonNode admitted(JsonNode request, JsonNode answer) {
+    return JsonPatch.apply(patch(answer), request.path("request").path("object"));
+  }
+
+  static ObjectNode port(ObjectNode service, String name, int port, String protocol, Integer nodePort) {
+    ObjectNode entry = ((ArrayNode) service.path("spec").path("ports")).addObject();
+    entry.put("name", name).put("port", port).put("protocol", protocol).put("targetPort", port);
+    if (nodePort != null) {
+      entry.put("nodePort", nodePort);
+    }
+    return service;
   }
 
   static String uid(JsonNode review) {

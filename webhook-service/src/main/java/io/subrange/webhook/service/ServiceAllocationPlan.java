@@ -1,0 +1,424 @@
+package io.subrange.webhook.service;
+
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.ServiceSpec;
+import io.subrange.allocator.net.AddressFormatException;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.Reservation;
+import io.subrange.webhook.admission.AdmissionDenied;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What one Service needs from subrange, worked out from the Service as admitted and, on update,
+ * the stored one; and how to write what was granted back into it.
+ *
+ * <p>Building a plan also normalises the Service the way Kubernetes expects it:
+ * <ul>
+ *   <li>on update, allocated fields the request omits (clusterIP(s), ipFamilies,
+ *       ipFamilyPolicy, nodePorts, healthCheckNodePort) come back from the stored object, and an
+ *       assigned clusterIP cannot change;
+ *   <li>a change to ExternalName drops addresses and ports; fields a type no longer uses are
+ *       dropped when they are just what the stored object carried;
+ *   <li>families follow {@code ipFamilies} and {@code ipFamilyPolicy} (SingleStack,
+ *       PreferDualStack, RequireDualStack), ordered, with {@code clusterIP == clusterIPs[0]};
+ *   <li>NodePorts for every port of NodePort and LoadBalancer Services (unless
+ *       {@code allocateLoadBalancerNodePorts: false}), one shared by ports with the same number,
+ *       and {@code healthCheckNodePort} for LoadBalancer with {@code externalTrafficPolicy: Local}.
+ * </ul>
+ * Anything malformed is refused here with a 422 naming the field, before any allocation.
+ */
+final class ServiceAllocationPlan {
+
+  static final String HEADLESS = "None";
+  private static final Set<String> TYPES = Set.of("ClusterIP", "NodePort", "LoadBalancer", "ExternalName");
+  private static final Set<String> POLICIES = Set.of("SingleStack", "PreferDualStack", "RequireDualStack");
+
+  private final ServiceSpec spec;
+  private final List<IpFamily> families = new ArrayList<>();
+  private final List<IpClaim> ipClaims = new ArrayList<>();
+  private final List<PortClaim> portClaims = new ArrayList<>();
+  /** Which field each claim came from, by identity (two dynamic claims are equal records). */
+  private final Map<Object, String> fields = new IdentityHashMap<>();
+  /** For each port claim, the indexes of spec.ports it serves; -1 means healthCheckNodePort. */
+  private final Map<PortClaim, List<Integer>> portTargets = new IdentityHashMap<>();
+  private boolean touchesAddresses;
+
+  private ServiceAllocationPlan(ServiceSpec spec) {
+    this.spec = spec;
+  }
+
+  /**
+   * Plans for {@code service} (changed in place to its normalised form).
+   *
+   * @param old the stored Service on update, null on create
+   * @throws AdmissionDenied (422) for anything malformed
+   */
+  static ServiceAllocationPlan of(Service service, Service old, ServiceFamilies configured) {
+    if (service.getSpec() == null) {
+      service.setSpec(new ServiceSpec());
+    }
+    ServiceSpec spec = service.getSpec();
+    ServiceSpec oldSpec = old == null || old.getSpec() == null ? null : old.getSpec();
+    ServiceAllocationPlan plan = new ServiceAllocationPlan(spec);
+    String type = spec.getType() == null ? "ClusterIP" : spec.getType();
+    if (!TYPES.contains(type)) {
+      throw AdmissionDenied.invalid("spec.type: \"" + type + "\" is not one of ClusterIP, NodePort, LoadBalancer,"
+          + " ExternalName");
+    }
+    if (type.equals("ExternalName")) {
+      plan.dropAddresses(oldSpec);
+      plan.dropPorts(oldSpec, true);
+      return plan;
+    }
+    if (oldSpec != null && !"ExternalName".equals(oldSpec.getType())) {
+      restoreAddresses(spec, oldSpec);
+    }
+    plan.planAddresses(oldSpec, configured);
+    plan.planNodePorts(type, oldSpec);
+    return plan;
+  }
+
+  /** ClusterIP claims, in spec.clusterIPs order. */
+  List<IpClaim> ipClaims() {
+    return List.copyOf(ipClaims);
+  }
+
+  /** NodePort claims: one per distinct nodePort, then healthCheckNodePort. */
+  List<PortClaim> portClaims() {
+    return List.copyOf(portClaims);
+  }
+
+  /** The field a claim came from, for messages: "spec.clusterIPs[1]", "spec.ports[0].nodePort". */
+  String fieldOf(Object claim) {
+    String field = claim == null ? null : fields.get(claim);
+    return field != null ? field : "spec";
+  }
+
+  /** Writes what was granted into the Service. */
+  void apply(Reservation reservation) {
+    if (touchesAddresses && !reservation.ips().isEmpty()) {
+      List<String> addresses = new ArrayList<>();
+      reservation.ips().forEach(a -> addresses.add(a.address().toString()));
+      spec.setClusterIPs(addresses);
+      spec.setClusterIP(addresses.get(0));
+      List<String> familyNames = new ArrayList<>();
+      families.forEach(f -> familyNames.add(f.kubernetesName()));
+      spec.setIpFamilies(familyNames);
+    }
+    for (int i = 0; i < portClaims.size(); i++) {
+      int port = reservation.ports().get(i).port();
+      for (int target : portTargets.get(portClaims.get(i))) {
+        if (target < 0) {
+          spec.setHealthCheckNodePort(port);
+        } else {
+          spec.getPorts().get(target).setNodePort(port);
+        }
+      }
+    }
+  }
+
+  // ---- addresses --------------------------------------------------------------------------
+
+  /** On update, what the request leaves out of the allocated address fields comes from the stored object. */
+  private static void restoreAddresses(ServiceSpec spec, ServiceSpec oldSpec) {
+    String oldIp = emptyToNull(oldSpec.getClusterIP());
+    List<String> oldIps = nonEmpty(oldSpec.getClusterIPs());
+    if (emptyToNull(spec.getClusterIP()) == null && oldIp != null) {
+      spec.setClusterIP(oldIp);
+    }
+    if (nonEmpty(spec.getClusterIPs()).isEmpty() && !oldIps.isEmpty() && Objects.equals(spec.getClusterIP(), oldIps.get(0))) {
+      spec.setClusterIPs(new ArrayList<>(oldIps));
+    }
+    if (nonEmpty(spec.getIpFamilies()).isEmpty() && !nonEmpty(oldSpec.getIpFamilies()).isEmpty()) {
+      spec.setIpFamilies(new ArrayList<>(oldSpec.getIpFamilies()));
+    }
+    if (spec.getIpFamilyPolicy() == null && oldSpec.getIpFamilyPolicy() != null) {
+      spec.setIpFamilyPolicy(oldSpec.getIpFamilyPolicy());
+    }
+    String newIp = emptyToNull(spec.getClusterIP());
+    if (oldIp != null && newIp != null && !oldIp.equals(newIp)) {
+      throw AdmissionDenied.invalid("spec.clusterIP: field is immutable: it is " + oldIp + " and cannot become "
+          + newIp + "; delete and re-create the Service to change its address");
+    }
+    List<String> newIps = nonEmpty(spec.getClusterIPs());
+    for (int i = 0; i < Math.min(oldIps.size(), newIps.size()); i++) {
+      if (!oldIps.get(i).equals(newIps.get(i))) {
+        throw AdmissionDenied.invalid("spec.clusterIPs[" + i + "]: field is immutable: it is " + oldIps.get(i)
+            + " and cannot become " + newIps.get(i));
+      }
+    }
+  }
+
+  private void planAddresses(ServiceSpec oldSpec, ServiceFamilies configured) {
+    String single = emptyToNull(spec.getClusterIP());
+    List<String> listed = nonEmpty(spec.getClusterIPs());
+    if (single != null && !listed.isEmpty() && !single.equals(listed.get(0))) {
+      throw AdmissionDenied.invalid("spec.clusterIPs[0]: \"" + listed.get(0) + "\" must equal spec.clusterIP \""
+          + single + "\"");
+    }
+    List<String> requested = !listed.isEmpty() ? listed : single != null ? List.of(single) : List.of();
+    if (requested.contains(HEADLESS)) {
+      if (requested.size() > 1 || !HEADLESS.equals(requested.get(0))) {
+        throw AdmissionDenied.invalid("spec.clusterIPs: \"None\" (headless) must be the only entry");
+      }
+      return;  // headless: no address
+    }
+    String policy = spec.getIpFamilyPolicy() == null ? "SingleStack" : spec.getIpFamilyPolicy();
+    if (!POLICIES.contains(policy)) {
+      throw AdmissionDenied.invalid("spec.ipFamilyPolicy: \"" + policy + "\" is not one of SingleStack,"
+          + " PreferDualStack, RequireDualStack");
+    }
+    List<IpAddress> addresses = new ArrayList<>();
+    for (int i = 0; i < requested.size(); i++) {
+      addresses.add(parse(requested.get(i), listed.isEmpty() ? "spec.clusterIP" : "spec.clusterIPs[" + i + "]"));
+    }
+    List<IpFamily> asked = askedFamilies();
+    if (addresses.size() > 2 || (addresses.size() == 2 && addresses.get(0).family() == addresses.get(1).family())) {
+      throw AdmissionDenied.invalid("spec.clusterIPs: at most one address per IP family, got " + requested);
+    }
+    for (int i = 0; i < Math.min(addresses.size(), asked.size()); i++) {
+      if (addresses.get(i).family() != asked.get(i)) {
+        throw AdmissionDenied.invalid("spec.clusterIPs[" + i + "]: " + addresses.get(i) + " is "
+            + addresses.get(i).family() + " but spec.ipFamilies[" + i + "] is " + asked.get(i));
+      }
+    }
+    List<IpFamily> wanted = new ArrayList<>(!asked.isEmpty() ? asked
+        : !addresses.isEmpty() ? addresses.stream().map(IpAddress::family).toList() : List.of(configured.primary()));
+    for (int i = wanted.size(); i < addresses.size(); i++) {
+      wanted.add(addresses.get(i).family());
+    }
+    if (wanted.size() == 2 && policy.equals("SingleStack")) {
+      throw AdmissionDenied.invalid("spec.ipFamilyPolicy: SingleStack allows one IP family, but the Service asks"
+          + " for " + names(wanted) + "; use PreferDualStack or RequireDualStack for two");
+    }
+    if (wanted.size() == 1 && !policy.equals("SingleStack")) {
+      IpFamily other = wanted.get(0) == IpFamily.IPV4 ? IpFamily.IPV6 : IpFamily.IPV4;
+      if (configured.has(other)) {
+        wanted.add(other);
+      } else if (policy.equals("RequireDualStack")) {
+        throw AdmissionDenied.invalid("spec.ipFamilyPolicy: RequireDualStack needs an IPv4 and an IPv6 address,"
+            + " but subrange has Service ranges for " + names(configured.configured()) + " only; use"
+            + " PreferDualStack, or add a " + other + " Service range");
+      }
+    }
+    for (int i = 0; i < wanted.size(); i++) {
+      if (!configured.has(wanted.get(i))) {
+        throw AdmissionDenied.invalid("spec.ipFamilies[" + i + "]: " + wanted.get(i) + " is not served here: subrange"
+            + " has Service ranges for " + names(configured.configured()) + " only");
+      }
+    }
+    families.addAll(wanted);
+    spec.setIpFamilyPolicy(policy);
+    touchesAddresses = true;
+    for (int i = 0; i < wanted.size(); i++) {
+      IpClaim claim = i < addresses.size() ? IpClaim.specific(addresses.get(i)) : IpClaim.dynamic(wanted.get(i));
+      ipClaims.add(claim);
+      fields.put(claim, i < addresses.size() && listed.isEmpty() ? "spec.clusterIP" : "spec.clusterIPs[" + i + "]");
+    }
+  }
+
+  private List<IpFamily> askedFamilies() {
+    List<String> names = nonEmpty(spec.getIpFamilies());
+    if (names.size() > 2) {
+      throw AdmissionDenied.invalid("spec.ipFamilies: at most two families, got " + names);
+    }
+    List<IpFamily> families = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      IpFamily family;
+      try {
+        family = IpFamily.fromKubernetesName(names.get(i));
+      } catch (IllegalArgumentException e) {
+        throw AdmissionDenied.invalid("spec.ipFamilies[" + i + "]: " + e.getMessage());
+      }
+      if (families.contains(family)) {
+        throw AdmissionDenied.invalid("spec.ipFamilies[" + i + "]: " + family + " is listed twice");
+      }
+      families.add(family);
+    }
+    return families;
+  }
+
+  private void dropAddresses(ServiceSpec oldSpec) {
+    if (oldSpec != null && !"ExternalName".equals(oldSpec.getType())) {
+      // Becoming ExternalName: the Service gives its addresses up (released once the change is stored).
+      spec.setClusterIP(null);
+      spec.setClusterIPs(null);
+      spec.setIpFamilies(null);
+      spec.setIpFamilyPolicy(null);
+    }
+  }
+
+  private static IpAddress parse(String text, String field) {
+    try {
+      return IpAddress.parse(text);
+    } catch (AddressFormatException e) {
+      throw AdmissionDenied.invalid(field + ": " + e.getMessage()
+          + "; set a valid address, \"None\" for a headless Service, or leave it empty to get one");
+    }
+  }
+
+  // ---- ports ------------------------------------------------------------------------------
+
+  private void planNodePorts(String type, ServiceSpec oldSpec) {
+    boolean usesNodePorts = type.equals("NodePort") || type.equals("LoadBalancer");
+    boolean allocates = type.equals("NodePort")
+        || (type.equals("LoadBalancer") && !Boolean.FALSE.equals(spec.getAllocateLoadBalancerNodePorts()));
+    boolean wantsHealthCheck = type.equals("LoadBalancer") && "Local".equals(spec.getExternalTrafficPolicy());
+    List<ServicePort> ports = spec.getPorts() == null ? List.of() : spec.getPorts();
+    if (!usesNodePorts) {
+      dropPorts(oldSpec, false);
+    } else if (oldSpec != null) {
+      restorePorts(ports, oldSpec);
+    }
+    Map<Integer, List<Integer>> byPortNumber = new LinkedHashMap<>();
+    Map<String, Integer> explicit = new LinkedHashMap<>();
+    for (int i = 0; i < ports.size(); i++) {
+      ServicePort port = ports.get(i);
+      int nodePort = port.getNodePort() == null ? 0 : port.getNodePort();
+      String field = "spec.ports[" + i + "].nodePort";
+      if (nodePort < 0 || nodePort > 65535) {
+        throw AdmissionDenied.invalid(field + ": " + nodePort + " is not a port number (1-65535)");
+      }
+      if (nodePort != 0 && !usesNodePorts) {
+        throw AdmissionDenied.invalid(field + ": may not be set for a Service of type " + type
+            + "; use type NodePort or LoadBalancer, or remove it");
+      }
+      String protocol = port.getProtocol() == null ? "TCP" : port.getProtocol();
+      if (nodePort != 0 && explicit.put(nodePort + "/" + protocol, i) != null) {
+        throw AdmissionDenied.invalid(field + ": " + nodePort + "/" + protocol + " is already used by spec.ports["
+            + explicit.get(nodePort + "/" + protocol) + "]");
+      }
+      byPortNumber.computeIfAbsent(port.getPort() == null ? -1 - i : port.getPort(), k -> new ArrayList<>()).add(i);
+    }
+    Map<Integer, PortClaim> claimByNodePort = new LinkedHashMap<>();
+    for (List<Integer> group : byPortNumber.values()) {
+      // Ports with the same number (53/TCP and 53/UDP) share one nodePort: an explicit one
+      // serves the others; otherwise one is allocated for the group.
+      Integer shared = group.stream().map(i -> ports.get(i).getNodePort()).filter(n -> n != null && n != 0)
+          .findFirst().orElse(null);
+      for (int i : group) {
+        Integer nodePort = ports.get(i).getNodePort();
+        if (nodePort != null && nodePort != 0) {
+          PortClaim claim = claimByNodePort.computeIfAbsent(nodePort, n -> addPortClaim(PortClaim.specific(n),
+              "spec.ports[" + i + "].nodePort"));
+          portTargets.get(claim).add(i);
+        }
+      }
+      List<Integer> unset = group.stream().filter(i -> ports.get(i).getNodePort() == null || ports.get(i).getNodePort() == 0)
+          .toList();
+      if (unset.isEmpty()) {
+        continue;
+      }
+      if (shared != null) {
+        portTargets.get(claimByNodePort.get(shared)).addAll(unset);
+      } else if (allocates) {
+        PortClaim claim = addPortClaim(PortClaim.dynamic(), "spec.ports[" + unset.get(0) + "].nodePort");
+        portTargets.get(claim).addAll(unset);
+      }
+    }
+    planHealthCheck(wantsHealthCheck, oldSpec);
+  }
+
+  private void planHealthCheck(boolean wanted, ServiceSpec oldSpec) {
+    int asked = spec.getHealthCheckNodePort() == null ? 0 : spec.getHealthCheckNodePort();
+    if (!wanted) {
+      Integer old = oldSpec == null ? null : oldSpec.getHealthCheckNodePort();
+      if (asked != 0 && old != null && old == asked) {
+        spec.setHealthCheckNodePort(null);  // no longer used by the new type or policy
+      } else if (asked != 0) {
+        throw AdmissionDenied.invalid("spec.healthCheckNodePort: only a LoadBalancer Service with"
+            + " externalTrafficPolicy Local has one; remove it");
+      }
+      return;
+    }
+    if (asked == 0 && oldSpec != null && oldSpec.getHealthCheckNodePort() != null && oldSpec.getHealthCheckNodePort() != 0) {
+      asked = oldSpec.getHealthCheckNodePort();
+    }
+    if (asked < 0 || asked > 65535) {
+      throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is not a port number (1-65535)");
+    }
+    PortClaim claim = addPortClaim(asked == 0 ? PortClaim.dynamic() : PortClaim.specific(asked),
+        "spec.healthCheckNodePort");
+    portTargets.get(claim).add(-1);
+  }
+
+  private PortClaim addPortClaim(PortClaim claim, String field) {
+    portClaims.add(claim);
+    fields.put(claim, field);
+    portTargets.put(claim, new ArrayList<>());
+    return claim;
+  }
+
+  /** On update, ports the request leaves without a nodePort keep the one they had (same port and protocol). */
+  private static void restorePorts(List<ServicePort> ports, ServiceSpec oldSpec) {
+    if (oldSpec.getPorts() == null) {
+      return;
+    }
+    for (ServicePort port : ports) {
+      if (port.getNodePort() != null && port.getNodePort() != 0) {
+        continue;
+      }
+      for (ServicePort before : oldSpec.getPorts()) {
+        if (Objects.equals(before.getPort(), port.getPort()) && protocol(before).equals(protocol(port))
+            && before.getNodePort() != null && before.getNodePort() != 0) {
+          port.setNodePort(before.getNodePort());
+          break;
+        }
+      }
+    }
+  }
+
+  /**
+   * For types without NodePorts: nodePorts and healthCheckNodePort that are just what the
+   * stored object carried are dropped (the Service gives them up; they are released once the
+   * change is stored). With {@code denyOthers}, ExternalName, nothing is kept either way.
+   */
+  private void dropPorts(ServiceSpec oldSpec, boolean denyOthers) {
+    List<ServicePort> ports = spec.getPorts() == null ? List.of() : spec.getPorts();
+    Set<Integer> old = oldNodePorts(oldSpec);
+    for (ServicePort port : ports) {
+      Integer nodePort = port.getNodePort();
+      if (nodePort != null && nodePort != 0 && (denyOthers || old.contains(nodePort))) {
+        port.setNodePort(null);
+      }
+    }
+    if (denyOthers && spec.getHealthCheckNodePort() != null) {
+      spec.setHealthCheckNodePort(null);
+    }
+  }
+
+  private static Set<Integer> oldNodePorts(ServiceSpec oldSpec) {
+    Set<Integer> ports = new HashSet<>();
+    if (oldSpec != null && oldSpec.getPorts() != null) {
+      oldSpec.getPorts().stream().map(ServicePort::getNodePort).filter(n -> n != null && n != 0).forEach(ports::add);
+    }
+    return ports;
+  }
+
+  private static String protocol(ServicePort port) {
+    return port.getProtocol() == null ? "TCP" : port.getProtocol();
+  }
+
+  private static String names(List<IpFamily> families) {
+    return families.stream().map(IpFamily::kubernetesName).toList().toString();
+  }
+
+  private static String emptyToNull(String value) {
+    return value == null || value.isEmpty() ? null : value;
+  }
+
+  private static List<String> nonEmpty(List<String> values) {
+    return values == null ? List.of() : values.stream().filter(v -> v != null && !v.isEmpty()).toList();
+  }
+}

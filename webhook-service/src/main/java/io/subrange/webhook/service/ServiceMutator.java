@@ -1,0 +1,97 @@
+package io.subrange.webhook.service;
+
+import io.fabric8.kubernetes.api.model.Service;
+import io.subrange.allocator.store.AllocationException;
+import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AllocationDenials;
+import io.subrange.webhook.admission.Mutator;
+import io.subrange.webhook.admission.ObjectKind;
+import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.metrics.AllocatorMetrics;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.springframework.stereotype.Component;
+
+/**
+ * Gives Services their ClusterIPs and NodePorts on create and update (see
+ * {@link ServiceAllocationPlan} for the rules): every value one Service needs is reserved in
+ * one request, granted together or not at all. Headless and ExternalName Services get no
+ * address; what an update gives up is released only once the change is stored.
+ */
+@Component
+public class ServiceMutator implements Mutator<Service> {
+
+  private final AllocationStore store;
+  private final AllocatorMetrics metrics;
+  private final ServiceFamilyResolver families;
+
+  public ServiceMutator(AllocationStore store, AllocatorMetrics metrics, ServiceFamilyResolver families) {
+    this.store = store;
+    this.metrics = metrics;
+    this.families = families;
+  }
+
+  @Override
+  public ObjectKind kind() {
+    return ObjectKind.SERVICE;
+  }
+
+  @Override
+  public Class<Service> type() {
+    return Service.class;
+  }
+
+  @Override
+  public Set<Operation> operations() {
+    return Set.of(Operation.CREATE, Operation.UPDATE);
+  }
+
+  @Override
+  public CompletableFuture<Service> mutate(AdmissionContext<Service> context) {
+    Service service = context.object();
+    ServiceAllocationPlan plan = ServiceAllocationPlan.of(service, context.oldObject(), families.current());
+    if (plan.ipClaims().isEmpty() && plan.portClaims().isEmpty()) {
+      return CompletableFuture.completedFuture(service);
+    }
+    Holder holder = Holder.service(context.namespace(), context.name(), context.uid());
+    ReservationRequest request = new ReservationRequest(holder, plan.ipClaims(), plan.portClaims(), context.dryRun());
+    long started = System.nanoTime();
+    return store.reserve(request).handle((reservation, failure) -> {
+      if (failure != null) {
+        throw deny(plan, request, failure);
+      }
+      if (!request.dryRun()) {
+        metrics.granted(reservation, System.nanoTime() - started);
+      }
+      plan.apply(reservation);
+      return service;
+    });
+  }
+
+  private RuntimeException deny(ServiceAllocationPlan plan, ReservationRequest request, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (!(cause instanceof AllocationException refusal)) {
+      return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+    }
+    if (!request.dryRun()) {
+      metrics.refused(refusal);
+    }
+    return AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal, hint(refusal.failedClaim()));
+  }
+
+  private static String hint(Object claim) {
+    if (claim instanceof PortClaim) {
+      return "choose a free port, or leave it unset (0) to get one from the dynamic band";
+    }
+    if (claim instanceof IpClaim) {
+      return "choose a free address, or leave spec.clusterIP empty to get one from the dynamic band";
+    }
+    return "";
+  }
+}

@@ -1,0 +1,78 @@
+package io.subrange.webhook.service;
+
+import io.fabric8.kubernetes.api.model.Service;
+import io.subrange.allocator.store.AllocationException;
+import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.allocator.store.Scope;
+import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AllocationDenials;
+import io.subrange.webhook.admission.ObjectKind;
+import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.admission.Validator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.springframework.stereotype.Component;
+
+/**
+ * Checks the addresses and ports a Service carries as it is stored, whether or not the mutating
+ * webhook ran for it (it may have been registered later, or skipped): a value another object
+ * holds is refused with the same message the mutating webhook gives, and a free one is recorded
+ * as this Service's, so subrange never hands it out again.
+ */
+@Component
+public class ServiceValidator implements Validator<Service> {
+
+  private final AllocationStore store;
+  private final ServiceFamilyResolver families;
+
+  public ServiceValidator(AllocationStore store, ServiceFamilyResolver families) {
+    this.store = store;
+    this.families = families;
+  }
+
+  @Override
+  public ObjectKind kind() {
+    return ObjectKind.SERVICE;
+  }
+
+  @Override
+  public Class<Service> type() {
+    return Service.class;
+  }
+
+  @Override
+  public Set<Operation> operations() {
+    return Set.of(Operation.CREATE, Operation.UPDATE);
+  }
+
+  @Override
+  public CompletableFuture<List<String>> validate(AdmissionContext<Service> context) {
+    ServiceAllocationPlan plan = ServiceAllocationPlan.of(context.object(), context.oldObject(), families.current());
+    // Only what the Service carries; empty fields are the mutating webhook's business.
+    List<IpClaim> ips = plan.ipClaims().stream().filter(c -> c.scope() == Scope.STATIC).toList();
+    List<PortClaim> ports = plan.portClaims().stream().filter(c -> c.scope() == Scope.STATIC).toList();
+    if (ips.isEmpty() && ports.isEmpty()) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    Holder holder = Holder.service(context.namespace(), context.name(), context.uid());
+    return store.reserve(new ReservationRequest(holder, ips, ports, context.dryRun()))
+        .handle((reservation, failure) -> {
+          if (failure == null) {
+            return List.<String>of();
+          }
+          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+              ? failure.getCause() : failure;
+          if (cause instanceof AllocationException refusal) {
+            throw AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal,
+                "choose a free value, or leave the field empty to get one");
+          }
+          throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+        });
+  }
+}

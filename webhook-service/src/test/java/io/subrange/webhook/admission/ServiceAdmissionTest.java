@@ -1,0 +1,317 @@
+package io.subrange.webhook.admission;
+
+import static io.subrange.webhook.admission.AdmissionReviews.admitted;
+import static io.subrange.webhook.admission.AdmissionReviews.port;
+import static io.subrange.webhook.admission.AdmissionReviews.review;
+import static io.subrange.webhook.admission.AdmissionReviews.service;
+import static io.subrange.webhook.admission.AdmissionReviews.update;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.http.MediaType;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** Every Service shape through /mutate and /validate, dual-stack (10.0.0.0/24 primary, fd00::/120). */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+    "server.ssl.enabled=false",
+    "management.server.port=0",
+    "subrange.service.cidrs=10.0.0.0/24,fd00::/120"})
+@DirtiesContext
+class ServiceAdmissionTest {
+
+  private static final Cidr V4 = Cidr.parse("10.0.0.0/24");
+  private static final Cidr V6 = Cidr.parse("fd00::/120");
+
+  @Autowired
+  WebTestClient client;
+
+  // ---- families ---------------------------------------------------------------------------
+
+  @Test
+  void preferDualStackGetsOneAddressPerFamilyPrimaryFirst() {
+    ObjectNode svc = service("ds", "prefer", "ClusterIP", null);
+    ((ObjectNode) svc.path("spec")).put("ipFamilyPolicy", "PreferDualStack");
+    JsonNode stored = create(svc);
+    JsonNode spec = stored.path("spec");
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv4", "IPv6");
+    assertThat(V4.contains(IpAddress.parse(spec.path("clusterIPs").get(0).asText()))).isTrue();
+    assertThat(V6.contains(IpAddress.parse(spec.path("clusterIPs").get(1).asText()))).isTrue();
+    assertThat(spec.path("clusterIP").asText()).isEqualTo(spec.path("clusterIPs").get(0).asText());
+    assertThat(spec.path("ipFamilyPolicy").asText()).isEqualTo("PreferDualStack");
+  }
+
+  @Test
+  void ipFamiliesDecideTheOrder() {
+    ObjectNode svc = service("ds", "v6first", "ClusterIP", null);
+    ((ObjectNode) svc.path("spec")).put("ipFamilyPolicy", "RequireDualStack").putArray("ipFamilies").add("IPv6");
+    JsonNode spec = create(svc).path("spec");
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv6", "IPv4");
+    assertThat(V6.contains(IpAddress.parse(spec.path("clusterIP").asText()))).isTrue();
+  }
+
+  @Test
+  void singleStackDefaultsToThePrimaryFamilyAndRefusesTwo() {
+    JsonNode spec = create(service("ds", "single", "ClusterIP", null)).path("spec");
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv4");
+    assertThat(spec.path("clusterIPs")).hasSize(1);
+
+    ObjectNode two = service("ds", "two", "ClusterIP", null);
+    ((ObjectNode) two.path("spec")).put("ipFamilyPolicy", "SingleStack").putArray("ipFamilies").add("IPv4").add("IPv6");
+    assertDenied(two, 422, "spec.ipFamilyPolicy: SingleStack allows one IP family");
+  }
+
+  @Test
+  void staticDualStackAddressesAreHonouredInOrder() {
+    ObjectNode svc = service("ds", "static-pair", "ClusterIP", null);
+    ((ObjectNode) svc.path("spec")).put("ipFamilyPolicy", "RequireDualStack").putArray("clusterIPs")
+        .add("10.0.0.9").add("fd00::9");
+    JsonNode spec = create(svc).path("spec");
+    assertThat(texts(spec.path("clusterIPs"))).containsExactly("10.0.0.9", "fd00::9");
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv4", "IPv6");
+
+    ObjectNode clash = service("ds", "clash", "ClusterIP", null);
+    ((ObjectNode) clash.path("spec")).put("ipFamilyPolicy", "RequireDualStack").putArray("clusterIPs")
+        .add("10.0.0.8").add("fd00::9");
+    assertDenied(clash, 409, "spec.clusterIPs[1]: fd00::9 is already allocated to Service ds/static-pair");
+    // All or nothing: 10.0.0.8 was not kept.
+    ObjectNode after = service("ds", "after", "ClusterIP", "10.0.0.8");
+    assertThat(admit(review("CREATE", after, false)).path("response").path("allowed").asBoolean()).isTrue();
+  }
+
+  @Test
+  void malformedFamilyFieldsAreRefused() {
+    ObjectNode bad = service("ds", "badfam", "ClusterIP", null);
+    ((ObjectNode) bad.path("spec")).putArray("ipFamilies").add("IPv5");
+    assertDenied(bad, 422, "spec.ipFamilies[0]: unknown IP family \"IPv5\"");
+    ObjectNode policy = service("ds", "badpolicy", "ClusterIP", null);
+    ((ObjectNode) policy.path("spec")).put("ipFamilyPolicy", "Sometimes");
+    assertDenied(policy, 422, "spec.ipFamilyPolicy: \"Sometimes\" is not one of");
+    ObjectNode mismatch = service("ds", "mismatch", "ClusterIP", null);
+    ((ObjectNode) mismatch.path("spec")).putArray("ipFamilies").add("IPv6");
+    ((ObjectNode) mismatch.path("spec")).putArray("clusterIPs").add("10.0.0.30");
+    assertDenied(mismatch, 422, "spec.clusterIPs[0]: 10.0.0.30 is IPv4 but spec.ipFamilies[0] is IPv6");
+  }
+
+  // ---- NodePorts ----------------------------------------------------------------------------
+
+  @Test
+  void nodePortServicesGetAPortPerPortNumberShared53TcpAndUdp() {
+    ObjectNode svc = service("np", "dns", "NodePort", null);
+    port(svc, "dns-tcp", 53, "TCP", null);
+    port(svc, "dns-udp", 53, "UDP", null);
+    JsonNode ports = create(svc).path("spec").path("ports");
+    int http = ports.get(0).path("nodePort").asInt();
+    int dnsTcp = ports.get(1).path("nodePort").asInt();
+    int dnsUdp = ports.get(2).path("nodePort").asInt();
+    assertThat(dnsTcp).isEqualTo(dnsUdp).isBetween(30086, 32767);
+    assertThat(http).isBetween(30086, 32767).isNotEqualTo(dnsTcp);
+  }
+
+  @Test
+  void requestedNodePortsAreHonouredOrRefusedNamingTheHolder() {
+    ObjectNode first = service("np", "owner", "NodePort", null);
+    ((ObjectNode) first.path("spec").path("ports").get(0)).put("nodePort", 30080);
+    assertThat(create(first).path("spec").path("ports").get(0).path("nodePort").asInt()).isEqualTo(30080);
+
+    ObjectNode second = service("np", "other", "NodePort", null);
+    ((ObjectNode) second.path("spec").path("ports").get(0)).put("nodePort", 30080);
+    assertDenied(second, 409, "spec.ports[0].nodePort: port 30080 is already allocated to Service np/owner in"
+        + " 30000-32767; choose a free port");
+
+    ObjectNode outside = service("np", "outside", "NodePort", null);
+    ((ObjectNode) outside.path("spec").path("ports").get(0)).put("nodePort", 8080);
+    assertDenied(outside, 422, "spec.ports[0].nodePort: port 8080 is not in the NodePort range 30000-32767");
+    ObjectNode huge = service("np", "huge", "NodePort", null);
+    ((ObjectNode) huge.path("spec").path("ports").get(0)).put("nodePort", 70000);
+    assertDenied(huge, 422, "spec.ports[0].nodePort: 70000 is not a port number (1-65535)");
+    ObjectNode onClusterIp = service("np", "cip", "ClusterIP", null);
+    ((ObjectNode) onClusterIp.path("spec").path("ports").get(0)).put("nodePort", 30090);
+    assertDenied(onClusterIp, 422, "spec.ports[0].nodePort: may not be set for a Service of type ClusterIP");
+  }
+
+  @Test
+  void loadBalancersGetNodePortsUnlessToldNotToAndAHealthCheckPortWhenLocal() {
+    ObjectNode local = service("lb", "local", "LoadBalancer", null);
+    ((ObjectNode) local.path("spec")).put("externalTrafficPolicy", "Local");
+    JsonNode spec = create(local).path("spec");
+    int nodePort = spec.path("ports").get(0).path("nodePort").asInt();
+    int health = spec.path("healthCheckNodePort").asInt();
+    assertThat(nodePort).isBetween(30000, 32767);
+    assertThat(health).isBetween(30000, 32767).isNotEqualTo(nodePort);
+
+    ObjectNode none = service("lb", "none", "LoadBalancer", null);
+    ((ObjectNode) none.path("spec")).put("allocateLoadBalancerNodePorts", false);
+    port(none, "asked", 443, "TCP", 30443);
+    JsonNode noneSpec = create(none).path("spec");
+    assertThat(noneSpec.path("ports").get(0).has("nodePort")).as("none allocated").isFalse();
+    assertThat(noneSpec.path("ports").get(1).path("nodePort").asInt()).as("requested is honoured").isEqualTo(30443);
+    assertThat(noneSpec.has("healthCheckNodePort")).isFalse();
+  }
+
+  // ---- updates ------------------------------------------------------------------------------
+
+  @Test
+  void clusterIpToNodePortAllocatesTheMissingPortsAndKeepsTheAddress() {
+    JsonNode stored = create(service("up", "grow", "ClusterIP", null));
+    ObjectNode changed = stored.deepCopy();
+    ((ObjectNode) changed.path("spec")).put("type", "NodePort");
+    JsonNode updated = updateTo(stored, changed);
+    assertThat(updated.path("spec").path("clusterIP").asText()).isEqualTo(stored.path("spec").path("clusterIP").asText());
+    assertThat(updated.path("spec").path("ports").get(0).path("nodePort").asInt()).isBetween(30000, 32767);
+
+    ObjectNode morePorts = updated.deepCopy();
+    port(morePorts, "extra", 9090, "TCP", null);
+    JsonNode again = updateTo(updated, morePorts);
+    assertThat(again.path("spec").path("ports").get(0).path("nodePort"))
+        .isEqualTo(updated.path("spec").path("ports").get(0).path("nodePort"));
+    assertThat(again.path("spec").path("ports").get(1).path("nodePort").asInt()).isBetween(30000, 32767);
+  }
+
+  @Test
+  void fieldsTheRequestOmitsComeBackFromTheStoredObject() {
+    ObjectNode lb = service("up", "replace", "LoadBalancer", null);
+    ((ObjectNode) lb.path("spec")).put("externalTrafficPolicy", "Local").put("ipFamilyPolicy", "PreferDualStack");
+    JsonNode stored = create(lb);
+    // What `kubectl replace` with the original manifest sends: no allocated fields at all.
+    ObjectNode bare = lb.deepCopy();
+    JsonNode updated = updateTo(stored, bare);
+    for (String field : new String[] {"clusterIP", "clusterIPs", "ipFamilies", "healthCheckNodePort"}) {
+      assertThat(updated.path("spec").path(field)).as(field).isEqualTo(stored.path("spec").path(field));
+    }
+    assertThat(updated.path("spec").path("ports")).isEqualTo(stored.path("spec").path("ports"));
+  }
+
+  @Test
+  void anAssignedClusterIpCannotChange() {
+    JsonNode stored = create(service("up", "fixed", "ClusterIP", null));
+    ObjectNode moved = stored.deepCopy();
+    ((ObjectNode) moved.path("spec")).put("clusterIP", "10.0.0.250").remove("clusterIPs");
+    JsonNode response = admit(update(stored, moved, false)).path("response");
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(422);
+    assertThat(response.path("status").path("message").asText())
+        .startsWith("spec.clusterIP: field is immutable: it is " + stored.path("spec").path("clusterIP").asText());
+  }
+
+  @Test
+  void becomingExternalNameDropsAddressesAndPortsAndComingBackAllocates() {
+    ObjectNode np = service("up", "flip", "NodePort", null);
+    JsonNode stored = create(np);
+    ObjectNode external = stored.deepCopy();
+    ((ObjectNode) external.path("spec")).put("type", "ExternalName").put("externalName", "example.com");
+    JsonNode asExternal = updateTo(stored, external);
+    assertThat(asExternal.path("spec").has("clusterIP")).isFalse();
+    assertThat(asExternal.path("spec").has("clusterIPs")).isFalse();
+    assertThat(asExternal.path("spec").path("ports").get(0).has("nodePort")).isFalse();
+
+    ObjectNode back = asExternal.deepCopy();
+    ((ObjectNode) back.path("spec")).put("type", "ClusterIP").remove("externalName");
+    JsonNode asClusterIp = updateTo(asExternal, back);
+    assertThat(V4.contains(IpAddress.parse(asClusterIp.path("spec").path("clusterIP").asText()))).isTrue();
+  }
+
+  @Test
+  void addingTheSecondFamilyAllocatesItAndKeepsTheFirst() {
+    JsonNode stored = create(service("up", "widen", "ClusterIP", null));
+    ObjectNode wider = stored.deepCopy();
+    ((ObjectNode) wider.path("spec")).put("ipFamilyPolicy", "PreferDualStack");
+    JsonNode updated = updateTo(stored, wider);
+    assertThat(updated.path("spec").path("clusterIPs").get(0)).isEqualTo(stored.path("spec").path("clusterIPs").get(0));
+    assertThat(V6.contains(IpAddress.parse(updated.path("spec").path("clusterIPs").get(1).asText()))).isTrue();
+    assertThat(texts(updated.path("spec").path("ipFamilies"))).containsExactly("IPv4", "IPv6");
+  }
+
+  // ---- /validate ----------------------------------------------------------------------------
+
+  @Test
+  void validateRefusesAConflictEvenWhenMutationDidNotRun() {
+    create(service("val", "holder", "ClusterIP", "10.0.0.11"));
+    ObjectNode sneaky = service("val", "sneaky", "ClusterIP", "10.0.0.11");
+    JsonNode response = validate(review("CREATE", sneaky, false)).path("response");
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(409);
+    assertThat(response.path("status").path("message").asText())
+        .startsWith("spec.clusterIP: 10.0.0.11 is already allocated to Service val/holder in 10.0.0.0/24");
+  }
+
+  @Test
+  void validateRecordsFreeValuesSoTheyAreNeverHandedOutAgain() {
+    ObjectNode unseen = service("val", "unseen", "NodePort", "10.0.0.12");
+    ((ObjectNode) unseen.path("spec").path("ports").get(0)).put("nodePort", 30012);
+    assertThat(validate(review("CREATE", unseen, false)).path("response").path("allowed").asBoolean()).isTrue();
+    assertDenied(service("val", "late", "ClusterIP", "10.0.0.12"), 409, "spec.clusterIP: 10.0.0.12 is already"
+        + " allocated to Service val/unseen");
+    // The same object validated again (an update) is fine.
+    assertThat(validate(review("CREATE", unseen, false)).path("response").path("allowed").asBoolean()).isTrue();
+  }
+
+  @Test
+  void dryRunsAllocateNothingForPortsEither() {
+    ObjectNode np = service("dry", "ports", "NodePort", null);
+    ((ObjectNode) np.path("spec").path("ports").get(0)).put("nodePort", 30555);
+    assertThat(admit(review("CREATE", np, true)).path("response").path("allowed").asBoolean()).isTrue();
+    ObjectNode real = service("dry", "real", "NodePort", null);
+    ((ObjectNode) real.path("spec").path("ports").get(0)).put("nodePort", 30555);
+    assertThat(admit(review("CREATE", real, false)).path("response").path("allowed").asBoolean()).isTrue();
+  }
+
+  @Test
+  void manyNodePortServicesNeverShareAPort() {
+    Set<Integer> seen = new HashSet<>();
+    for (int i = 0; i < 60; i++) {
+      JsonNode ports = create(service("many", "s" + i, "NodePort", null)).path("spec").path("ports");
+      assertThat(seen.add(ports.get(0).path("nodePort").asInt())).isTrue();
+    }
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  private JsonNode create(ObjectNode service) {
+    ObjectNode request = review("CREATE", service, false);
+    JsonNode answer = admit(request);
+    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
+    return admitted(request, answer);
+  }
+
+  private JsonNode updateTo(JsonNode stored, JsonNode changed) {
+    ObjectNode request = update(stored, changed, false);
+    JsonNode answer = admit(request);
+    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
+    return admitted(request, answer);
+  }
+
+  private void assertDenied(ObjectNode object, int code, String messageStart) {
+    JsonNode response = admit(review("CREATE", object, false)).path("response");
+    assertThat(response.path("allowed").asBoolean()).as(response.toString()).isFalse();
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(code);
+    assertThat(response.path("status").path("message").asText()).startsWith(messageStart);
+  }
+
+  private JsonNode admit(ObjectNode request) {
+    return post("/mutate", request);
+  }
+
+  private JsonNode validate(ObjectNode request) {
+    return post("/validate", request);
+  }
+
+  private JsonNode post(String path, ObjectNode request) {
+    return client.post().uri(path).contentType(MediaType.APPLICATION_JSON).bodyValue(request.toString())
+        .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+  }
+
+  private static List<String> texts(JsonNode array) {
+    return StreamSupport.stream(((ArrayNode) array).spliterator(), false).map(JsonNode::asText).toList();
+  }
+}

@@ -1,12 +1,25 @@
 package io.subrange.webhook.admission;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What a {@link Mutator} or {@link Validator} sees of one request: the call, and the object (and
- * for updates and deletes the stored object) decoded into the handler's type.
+ * for updates and deletes the stored object) decoded into the handler's type. A mutator can
+ * {@link #warn} the client (kubectl prints warnings) while allowing the request.
  */
-public record AdmissionContext<T extends HasMetadata>(AdmissionCall call, T object, T oldObject) {
+public record AdmissionContext<T extends HasMetadata>(AdmissionCall call, T object, T oldObject,
+    List<String> warnings) {
+
+  public AdmissionContext(AdmissionCall call, T object, T oldObject) {
+    this(call, object, oldObject, new CopyOnWriteArrayList<>());
+  }
+
+  /** Adds a warning to the answer. */
+  public void warn(String warning) {
+    warnings.add(warning);
+  }
 
   public boolean dryRun() {
     return call.dryRun();

@@ -50,15 +50,16 @@ public class MutatingAdmission {
     T working = AdmissionAnswers.decode(mapper, call.object(), mutator.type(), "request.object", call.kind());
     T old = call.oldObject() == null ? null
         : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.type(), "request.oldObject", call.kind());
+    AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
     CompletableFuture<T> mutated;
     try {
-      mutated = mutator.mutate(new AdmissionContext<>(call, working, old));
+      mutated = mutator.mutate(context);
     } catch (RuntimeException e) {
       mutated = CompletableFuture.failedFuture(e);
     }
     return mutated.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((result, failure) -> failure == null
         ? AdmissionAnswers.patched(call.uid(), JsonDiff.asJson(mapper.valueToTree(original), mapper.valueToTree(result),
-            DiffFlags.dontNormalizeOpIntoMoveAndCopy()), List.of())
+            DiffFlags.dontNormalizeOpIntoMoveAndCopy()), List.copyOf(context.warnings()))
         : AdmissionAnswers.failure(call, failure, timeout));
   }
 }

@@ -35,6 +35,11 @@ class StoreConfiguration {
         InMemoryAllocationStore store = new InMemoryAllocationStore(properties.service().nodePortRange(),
             ThreadLocalRandomGenerator.INSTANCE);
         properties.service().cidrs().forEach(cidr -> store.addServiceRange(DEFAULT_RANGE_NAME, cidr));
+        DefaultClusterCidr.from(properties.pod()).ifPresent(clusterCidr -> {
+          DefaultClusterCidr.compromise(properties.pod(), clusterCidr).ifPresent(log::warn);
+          log.info("ClusterCIDR {}: {}", clusterCidr.name(), clusterCidr);
+          store.addClusterCidr(clusterCidr);
+        });
         yield store;
       }
     };

@@ -4,6 +4,8 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.port.PortRange;
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
@@ -21,6 +23,7 @@ import org.springframework.validation.annotation.Validated;
 @ConfigurationProperties(prefix = "subrange")
 public record SubrangeProperties(
     @Valid @NotNull @DefaultValue Service service,
+    @Valid @NotNull @DefaultValue Pod pod,
     @NotNull @DefaultValue("memory") StoreKind store,
     @Valid @NotNull @DefaultValue Admission admission,
     @Valid @NotNull @DefaultValue Tls tls) {
@@ -43,6 +46,26 @@ public record SubrangeProperties(
     /** The family of the first CIDR: what a Service gets when it does not say. */
     public IpFamily primaryFamily() {
       return cidrs.get(0).family();
+    }
+  }
+
+  /**
+   * Pod CIDRs for Nodes, as kube-controller-manager's {@code --cluster-cidr} and
+   * {@code --node-cidr-mask-size-ipv4/ipv6}: they make the default ClusterCIDR.
+   *
+   * @param clusterCidrs comma-separated, at most one per family; empty for none (ClusterCIDR
+   *     objects may still provide ranges)
+   * @param nodeMaskSizeIpv4 prefix length of each node's IPv4 block
+   * @param nodeMaskSizeIpv6 prefix length of each node's IPv6 block
+   */
+  @PodCidrs
+  public record Pod(
+      @NotNull @DefaultValue List<Cidr> clusterCidrs,
+      @Min(1) @Max(32) @DefaultValue("24") int nodeMaskSizeIpv4,
+      @Min(1) @Max(128) @DefaultValue("64") int nodeMaskSizeIpv6) {
+
+    public int nodeMaskSize(IpFamily family) {
+      return family == IpFamily.IPV4 ? nodeMaskSizeIpv4 : nodeMaskSizeIpv6;
     }
   }
 

@@ -187,6 +187,16 @@ class AdmissionEndpointTest {
   }
 
   @Test
+  void aNodeThatCannotGetPodCidrsIsAdmittedWithAWarning() {
+    JsonNode response = admit(review("CREATE", AdmissionReviews.node("lonely", java.util.Map.of()), false))
+        .path("response");
+    assertThat(response.path("allowed").asBoolean()).isTrue();
+    assertThat(response.has("patch")).isFalse();
+    assertThat(response.path("warnings").get(0).asText())
+        .contains("node lonely gets no pod CIDRs: no ClusterCIDR's nodeSelector matches");
+  }
+
+  @Test
   void answersProbesOnTheMainPort() {
     client.get().uri("/livez").exchange().expectStatus().isOk();
     client.get().uri("/readyz").exchange().expectStatus().isOk();

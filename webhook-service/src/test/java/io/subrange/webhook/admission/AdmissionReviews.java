@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import io.fabric8.zjsonpatch.JsonPatch;
+import java.util.Map;
 import java.util.UUID;
 
 /** Builds AdmissionReview requests as kube-apiserver sends them, and reads answers. */
@@ -47,6 +48,23 @@ final class AdmissionReviews {
     request.put("dryRun", dryRun);
     request.set("object", object);
     return review;
+  }
+
+  static ObjectNode node(String name, Map<String, String> labels, String... podCidrs) {
+    ObjectNode node = JSON.createObjectNode();
+    node.put("apiVersion", "v1").put("kind", "Node");
+    ObjectNode metadata = node.putObject("metadata").put("name", name);
+    ObjectNode labelNode = metadata.putObject("labels");
+    labels.forEach(labelNode::put);
+    ObjectNode spec = node.putObject("spec");
+    if (podCidrs.length > 0) {
+      spec.put("podCIDR", podCidrs[0]);
+      ArrayNode list = spec.putArray("podCIDRs");
+      for (String cidr : podCidrs) {
+        list.add(cidr);
+      }
+    }
+    return node;
   }
 
   /** An UPDATE review carrying the stored object too. */

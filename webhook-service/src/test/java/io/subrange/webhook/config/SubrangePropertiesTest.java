@@ -77,6 +77,19 @@ class SubrangePropertiesTest {
   }
 
   @Test
+  void podCidrConfigurationIsCheckedAsTheDefaultClusterCidrWillUseIt() {
+    assertStartupFailure(Map.of("subrange.pod.cluster-cidrs", "10.244.0.0/16,10.245.0.0/16"),
+        "subrange.pod.clusterCidrs", "", "are both IPv4");
+    assertStartupFailure(Map.of("subrange.pod.cluster-cidrs", "10.244.0.0/16", "subrange.pod.node-mask-size-ipv4", "12"),
+        "subrange.pod.nodeMaskSizeIpv4", "", "/12 node blocks do not fit 10.244.0.0/16");
+    // Dual-stack: one perNodeHostBits (8, from the /24 IPv4 blocks) makes /120 IPv6 blocks: too many in a /48.
+    assertStartupFailure(Map.of("subrange.pod.cluster-cidrs", "10.244.0.0/16,fd00:244::/48"),
+        "subrange.pod.clusterCidrs", "", "one perNodeHostBits for both families");
+    runner.withPropertyValues("subrange.pod.cluster-cidrs=10.244.0.0/16,fd00:244::/104")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
   void badNodePortRangeOrStoreStopsStartup() {
     assertStartupFailure(Map.of("subrange.service.node-port-range", "32767-30000"),
         "subrange.service.node-port-range", "32767-30000", "the first must not exceed the last");

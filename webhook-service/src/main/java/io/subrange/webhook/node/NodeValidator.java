@@ -1,0 +1,80 @@
+package io.subrange.webhook.node;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.podcidr.PodCidrAllocationException;
+import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.PodCidrUnavailableException;
+import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionDenied;
+import io.subrange.webhook.admission.ObjectKind;
+import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.admission.Validator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.springframework.stereotype.Component;
+
+/**
+ * Checks the pod CIDRs a Node carries as it is stored, whether or not the mutating webhook ran:
+ * they may not change once set, and may not be blocks another node holds (409, the same message
+ * the mutating webhook gives). Free ones inside a ClusterCIDR are recorded as this node's.
+ */
+@Component
+public class NodeValidator implements Validator<Node> {
+
+  private final AllocationStore store;
+
+  public NodeValidator(AllocationStore store) {
+    this.store = store;
+  }
+
+  @Override
+  public ObjectKind kind() {
+    return ObjectKind.NODE;
+  }
+
+  @Override
+  public Class<Node> type() {
+    return Node.class;
+  }
+
+  @Override
+  public Set<Operation> operations() {
+    return Set.of(Operation.CREATE, Operation.UPDATE);
+  }
+
+  @Override
+  public CompletableFuture<List<String>> validate(AdmissionContext<Node> context) {
+    Node node = context.object();
+    if (context.oldObject() != null) {
+      List<String> stored = NodePodCidrs.carried(context.oldObject());
+      List<String> carried = NodePodCidrs.carried(node);
+      if (!stored.isEmpty() && !stored.equals(carried)) {
+        throw AdmissionDenied.invalid("spec.podCIDRs: field is immutable once set: it is " + stored
+            + " and cannot become " + carried);
+      }
+    }
+    List<Cidr> carried = NodePodCidrs.parse(NodePodCidrs.carried(node));
+    if (carried.isEmpty()) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    return store.reservePodCidrs(NodePodCidrs.view(node, context.name()), carried, context.dryRun())
+        .handle((allocation, failure) -> {
+          if (failure == null) {
+            return List.<String>of();
+          }
+          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+              ? failure.getCause() : failure;
+          if (cause instanceof PodCidrUnavailableException unavailable) {
+            if (unavailable.reason() == PodCidrAllocationException.Reason.COLLISION) {
+              throw AdmissionDenied.conflict("spec.podCIDRs: " + unavailable.getMessage());
+            }
+            return List.of("subrange: pod CIDRs " + carried + " of node " + context.name()
+                + " are in no ClusterCIDR, so subrange does not manage them");
+          }
+          throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+        });
+  }
+}

@@ -15,7 +15,7 @@ K8S_VERSION=1.20.2
 # Debian bookworm ships Kubernetes 1.20.2 as source package version 1.20.5+really1.20.2-*
 DEBIAN_SOURCE_VERSION_PREFIX=1.20.5+really1.20.2
 # Bump when the build below changes, so caches built by an older recipe are rebuilt.
-RECIPE=2
+RECIPE=3
 CACHE_ROOT=${SUBRANGE_K8S_CACHE:-$HOME/.cache/subrange}
 BIN_DIR=$CACHE_ROOT/k8s/$K8S_VERSION-linux-amd64
 BUILD_DIR=$CACHE_ROOT/build
@@ -48,7 +48,6 @@ ensure_packages() {
   command -v make >/dev/null 2>&1 || need+=(make)
   command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
   [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need+=(golang-github-modern-go-reflect2-dev)
-  [ -d /usr/share/gocode/src/github.com/json-iterator/go ] || need+=(golang-github-json-iterator-go-dev)
   if [ ! -f "$BUILD_DIR/.source-unpacked" ]; then
     # `apt-get source` needs a deb-src line; add one for bookworm main on the same mirror.
     if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -73,15 +72,16 @@ ensure_packages() {
 # Kubernetes 1.20 vendors reflect2 v1.0.1, whose unsafe map iteration faults (SIGSEGV in
 # runtime.mapiterinit) when built with Go >= 1.18, as Debian's golang-go is. kube-apiserver
 # hits it on every mutating-webhook JSON Patch, so the webhook tests would crash it. Debian's
-# reflect2 1.0.2 and json-iterator 1.1.12 are the fixed pair; put them in the vendor tree.
+# reflect2 1.0.2 fixes exactly that with the same API; nothing else is replaced (1.20's own
+# json-iterator 1.1.10 stays).
+#
+# A known quirk of this Go 1.19 build that no library swap here fixes: custom resources with
+# an empty string in a string field ("") are refused ("must be of type string: null"). Real
+# 1.20 servers accept them; subrange never writes "" into its range objects.
 replace_vendored_json_libraries() {
-  local pkg
-  for pkg in github.com/modern-go/reflect2 github.com/json-iterator/go; do
-    rsync -a --delete --exclude '*_test.go' --exclude '*_tests/' --exclude 'go.mod' --exclude 'go.sum' \
-      "/usr/share/gocode/src/$pkg/" "vendor/$pkg/"
-  done
-  sed -i -e 's#github.com/modern-go/reflect2 v1\.0\.1#github.com/modern-go/reflect2 v1.0.2#g' \
-    -e 's#github.com/json-iterator/go v1\.1\.10#github.com/json-iterator/go v1.1.12#g' go.mod vendor/modules.txt
+  rsync -a --delete --exclude '*_test.go' --exclude '*_tests/' --exclude 'go.mod' --exclude 'go.sum' \
+    /usr/share/gocode/src/github.com/modern-go/reflect2/ vendor/github.com/modern-go/reflect2/
+  sed -i -e 's#github.com/modern-go/reflect2 v1\.0\.1#github.com/modern-go/reflect2 v1.0.2#g' go.mod vendor/modules.txt
 }
 
 build_apiserver() {

@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
 public final class ControlPlane implements AutoCloseable {
 
   public static final String KUBERNETES_VERSION = "1.20.2";
+  /**
+   * The 1.20 alpha features subrange's Service semantics assume: dual-stack Services
+   * (ipFamilies, ipFamilyPolicy, clusterIPs) and allocateLoadBalancerNodePorts.
+   */
+  public static final List<String> FEATURE_GATES =
+      List.of("--feature-gates=IPv6DualStack=true,ServiceLBNodePortControl=true");
   private static final Logger log = LoggerFactory.getLogger(ControlPlane.class);
   private static final int STARTUP_TIMEOUT_MS = 120_000;
 
@@ -67,12 +73,13 @@ public final class ControlPlane implements AutoCloseable {
    * (test/scripts/provide-control-plane.sh) when they are not cached.
    *
    * @param serviceCidrs value for {@code --service-cluster-ip-range}
+   * @param extraFlags more API server flags, e.g. {@code --feature-gates=IPv6DualStack=true}
    * @param logDir where the API server's output goes
    */
-  public static ControlPlane start(RepoLayout repo, String serviceCidrs, Path logDir) {
+  public static ControlPlane start(RepoLayout repo, String serviceCidrs, List<String> extraFlags, Path logDir) {
     ControlPlane plane = new ControlPlane(provideBinaries(repo), logDir);
     try {
-      plane.startProcesses(serviceCidrs);
+      plane.startProcesses(serviceCidrs, extraFlags);
       return plane;
     } catch (RuntimeException e) {
       plane.close();
@@ -90,7 +97,7 @@ public final class ControlPlane implements AutoCloseable {
     return lines.get(lines.size() - 1).trim();
   }
 
-  private void startProcesses(String serviceCidrs) {
+  private void startProcesses(String serviceCidrs, List<String> extraFlags) {
     binaries.initAndDownloadIfRequired();
     certs.createCertificatesIfNeeded();
     int etcdPort = etcd.startEtcd();
@@ -109,6 +116,7 @@ public final class ControlPlane implements AutoCloseable {
         "--disable-admission-plugins", "ServiceAccount",
         "--service-cluster-ip-range", serviceCidrs,
         "--allow-privileged"));
+    command.addAll(extraFlags);
     try {
       Files.createDirectories(logDir);
       Path apiLog = logDir.resolve("kube-apiserver.log");

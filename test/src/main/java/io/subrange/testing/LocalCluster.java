@@ -10,8 +10,8 @@ import java.util.concurrent.CountDownLatch;
  * and the webhook registered, until Ctrl-C. Started by {@code ./run-local}.
  *
  * <p>Environment: {@code SUBRANGE_SERVICE_CIDRS} (default 10.96.0.0/12, given to both the API
- * server and subrange), {@code SUBRANGE_LOCAL_PORT} (8443) and
- * {@code SUBRANGE_LOCAL_METRICS_PORT} (8081).
+ * server and subrange), {@code SUBRANGE_POD_CLUSTER_CIDRS} (10.244.0.0/16),
+ * {@code SUBRANGE_LOCAL_PORT} (8443) and {@code SUBRANGE_LOCAL_METRICS_PORT} (8081).
  */
 public final class LocalCluster {
 
@@ -22,15 +22,21 @@ public final class LocalCluster {
     RepoLayout repo = RepoLayout.locate();
     Path work = repo.root().resolve(".local");
     String cidrs = env("SUBRANGE_SERVICE_CIDRS", "10.96.0.0/12");
+    String podCidrs = env("SUBRANGE_POD_CLUSTER_CIDRS", "10.244.0.0/16");
     int port = Integer.parseInt(env("SUBRANGE_LOCAL_PORT", "8443"));
     int metricsPort = Integer.parseInt(env("SUBRANGE_LOCAL_METRICS_PORT", "8081"));
 
     Certificates certificates = Certificates.make(repo, work.resolve("certs"));
-    ControlPlane controlPlane = ControlPlane.start(repo, cidrs, work.resolve("logs"));
+    ControlPlane controlPlane = ControlPlane.start(repo, cidrs, ControlPlane.FEATURE_GATES, work.resolve("logs"));
+    Path kubeconfig = controlPlane.writeKubeconfig(work.resolve("kubeconfig"));
     SubrangeServer subrange;
-    try {
-      subrange = SubrangeServer.start(repo, certificates, port, metricsPort,
-          Map.of("SUBRANGE_SERVICE_CIDRS", cidrs), work.resolve("logs/subrange.log"));
+    try (KubernetesClient client = controlPlane.client()) {
+      WebhookRegistration.installCrds(client, repo);
+      subrange = SubrangeServer.start(repo, certificates, port, metricsPort, Map.of(
+              "SUBRANGE_SERVICE_CIDRS", cidrs,
+              "SUBRANGE_POD_CLUSTER_CIDRS", podCidrs,
+              "KUBECONFIG", kubeconfig.toString()),
+          work.resolve("logs/subrange.log"));
     } catch (RuntimeException e) {
       controlPlane.close();
       throw e;
@@ -45,7 +51,6 @@ public final class LocalCluster {
     try (KubernetesClient client = controlPlane.client()) {
       WebhookRegistration.register(client, repo, subrange);
     }
-    Path kubeconfig = controlPlane.writeKubeconfig(work.resolve("kubeconfig"));
 
     System.out.printf("""
 
@@ -59,12 +64,14 @@ public final class LocalCluster {
           export KUBECONFIG=%s
           kubectl create service clusterip demo --tcp=80
           kubectl get service demo
+          kubectl get servicecidrs,clustercidrs
           curl -s localhost:%d/metrics | grep '^subrange_clusterip'
+          curl -s -H 'Accept: text/plain' localhost:%d/ranges
 
         (kubectl %s, matching the server, is at %s)
         Press Ctrl-C to stop.
         """, ControlPlane.KUBERNETES_VERSION, controlPlane.port(), cidrs, subrange.mutateUrl(),
-        subrange.startupTime().toMillis(), metricsPort, work.resolve("logs"), kubeconfig, metricsPort,
+        subrange.startupTime().toMillis(), metricsPort, work.resolve("logs"), kubeconfig, metricsPort, metricsPort,
         ControlPlane.KUBERNETES_VERSION, controlPlane.kubectl());
     stopped.await();
   }

@@ -1,11 +1,17 @@
 package io.subrange.testing;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhook;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhook;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfigBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -13,43 +19,84 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
- * Registers subrange with a running API server using the repository's own
- * manifests/mutatingwebhookconfiguration.yaml (its rules, selectors, failure policy and
- * timeout), with the in-cluster service reference swapped for subrange's loopback URL and CA,
- * under the name {@code subrange-loopback}.
+ * Registers subrange with a running API server using the repository's own manifests: the CRDs
+ * in manifests/crds, and manifests/mutatingwebhookconfiguration.yaml and
+ * validatingwebhookconfiguration.yaml (their rules, selectors, failure policies and timeouts)
+ * with each webhook's in-cluster service reference swapped for subrange's loopback URL and CA,
+ * under the names {@code subrange-loopback}.
  */
 public final class WebhookRegistration {
 
   public static final String PROBE_NAMESPACE = "subrange-probe";
+  public static final String LOOPBACK_NAME = "subrange-loopback";
 
   private WebhookRegistration() {
   }
 
-  public static MutatingWebhookConfiguration register(KubernetesClient client, RepoLayout repo,
-      SubrangeServer subrange) {
-    MutatingWebhookConfiguration configuration = load(client, repo.manifests().resolve("mutatingwebhookconfiguration.yaml"));
-    configuration.getMetadata().setAnnotations(null);  // no cert-manager here: caBundle is set directly
-    // Its own name, so the manifest itself can still be applied beside it.
-    configuration.getMetadata().setName(configuration.getMetadata().getName() + "-loopback");
-    configuration.getMetadata().setResourceVersion(null);
-    for (MutatingWebhook webhook : configuration.getWebhooks()) {
-      String path = webhook.getClientConfig().getService().getPath();
-      webhook.setClientConfig(new WebhookClientConfigBuilder()
-          .withUrl(subrange.baseUrl() + path)
-          .withCaBundle(subrange.certificates().caBundle())
-          .build());
+  /** Installs the range CRDs and waits until they are served (before subrange starts watching them). */
+  public static void installCrds(KubernetesClient client, RepoLayout repo) {
+    List<Path> files;
+    try (Stream<Path> listing = Files.list(repo.manifests().resolve("crds"))) {
+      files = listing.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
-    MutatingWebhookConfiguration registered = client.resource(configuration).createOr(existing -> existing.update());
-    awaitEffective(client, subrange);
-    return registered;
+    for (Path file : files) {
+      CustomResourceDefinition crd = load(client, file, CustomResourceDefinition.class);
+      client.resource(crd).createOr(NonDeletingOperation::update);
+      client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+          .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions().stream()
+              .anyMatch(cond -> cond.getType().equals("Established") && cond.getStatus().equals("True")),
+              60, TimeUnit.SECONDS);
+    }
   }
 
-  private static MutatingWebhookConfiguration load(KubernetesClient client, Path file) {
+  public static void register(KubernetesClient client, RepoLayout repo, SubrangeServer subrange) {
+    MutatingWebhookConfiguration mutating = load(client,
+        repo.manifests().resolve("mutatingwebhookconfiguration.yaml"), MutatingWebhookConfiguration.class);
+    for (MutatingWebhook webhook : mutating.getWebhooks()) {
+      webhook.setClientConfig(loopback(webhook.getClientConfig(), subrange));
+    }
+    ValidatingWebhookConfiguration validating = load(client,
+        repo.manifests().resolve("validatingwebhookconfiguration.yaml"), ValidatingWebhookConfiguration.class);
+    for (ValidatingWebhook webhook : validating.getWebhooks()) {
+      webhook.setClientConfig(loopback(webhook.getClientConfig(), subrange));
+    }
+    client.resource(asLoopback(mutating)).createOr(NonDeletingOperation::update);
+    client.resource(asLoopback(validating)).createOr(NonDeletingOperation::update);
+    awaitEffective(client, subrange);
+  }
+
+  /** Removes the loopback MutatingWebhookConfiguration, so only the validating webhooks run. */
+  public static void unregisterMutating(KubernetesClient client) {
+    client.admissionRegistration().v1().mutatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
+  }
+
+  private static <T extends HasMetadata> T asLoopback(T configuration) {
+    // No cert-manager here: caBundle is set directly. Its own name, so the manifest itself can
+    // still be applied beside it.
+    configuration.getMetadata().setAnnotations(null);
+    configuration.getMetadata().setResourceVersion(null);
+    configuration.getMetadata().setName(LOOPBACK_NAME);
+    return configuration;
+  }
+
+  private static WebhookClientConfig loopback(WebhookClientConfig inCluster, SubrangeServer subrange) {
+    return new WebhookClientConfigBuilder()
+        .withUrl(subrange.baseUrl() + inCluster.getService().getPath())
+        .withCaBundle(subrange.certificates().caBundle())
+        .build();
+  }
+
+  private static <T> T load(KubernetesClient client, Path file, Class<T> type) {
     try (InputStream in = Files.newInputStream(file)) {
-      return client.getKubernetesSerialization().unmarshal(in, MutatingWebhookConfiguration.class);
+      return client.getKubernetesSerialization().unmarshal(in, type);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -61,8 +108,8 @@ public final class WebhookRegistration {
    */
   private static void awaitEffective(KubernetesClient client, SubrangeServer subrange) {
     client.resource(new NamespaceBuilder().withNewMetadata().withName(PROBE_NAMESPACE).endMetadata().build())
-        .createOr(existing -> existing.update());
-    Map<String, String> serviceCreates = Map.of("kind", "Service", "operation", "CREATE");
+        .createOr(NonDeletingOperation::update);
+    Map<String, String> serviceCreates = Map.of("webhook", "mutate", "kind", "Service", "operation", "CREATE");
     double before = subrange.metric("subrange_admission_requests_total", serviceCreates);
     Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
     while (Instant.now().isBefore(deadline)) {

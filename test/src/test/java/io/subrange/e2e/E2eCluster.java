@@ -22,15 +22,22 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * One real control plane and one subrange for the whole end-to-end run: kube-apiserver
- * 1.20.2 and etcd on loopback with {@link #SERVICE_CIDR}, subrange's jar with TLS and the
- * same range, registered through the repository's webhook manifest. Test classes get it as a
- * parameter; it stops when the run ends (JUnit 5.12 closes CloseableResource values of the
- * root store).
+ * 1.20.2 and etcd on loopback, dual-stack, with the range CRDs installed; subrange's jar with
+ * TLS, a kubeconfig, and the configuration below; both webhook configurations registered from
+ * the repository's manifests. Test classes get it as a parameter; it stops when the run ends
+ * (JUnit 5.12 closes CloseableResource values of the root store).
+ *
+ * <p>The API server's Service ranges ({@link #APISERVER_SERVICE_CIDRS}) contain subrange's
+ * ({@link #SERVICE_CIDR}, {@link #SERVICE_CIDR_V6}), so ServiceCIDRs added during the tests
+ * inside them give addresses the API server accepts.
  */
 public final class E2eCluster implements ParameterResolver, AutoCloseable,
     ExtensionContext.Store.CloseableResource {
 
   static final String SERVICE_CIDR = "10.96.0.0/20";
+  static final String SERVICE_CIDR_V6 = "fd00:96::/112";
+  static final String APISERVER_SERVICE_CIDRS = "10.96.0.0/16,fd00:96::/108";
+  static final String POD_CIDRS = "10.244.0.0/16,fd00:244::/104";
 
   private RepoLayout repo;
   private ControlPlane controlPlane;
@@ -61,12 +68,18 @@ public final class E2eCluster implements ParameterResolver, AutoCloseable,
       cluster.repo = RepoLayout.locate();
       cluster.workDir = Files.createDirectories(cluster.repo.root().resolve("test/target/e2e"));
       Certificates certificates = Certificates.make(cluster.repo, Files.createTempDirectory("subrange-e2e-certs"));
-      cluster.controlPlane = ControlPlane.start(cluster.repo, SERVICE_CIDR, cluster.workDir);
-      cluster.subrange = SubrangeServer.start(cluster.repo, certificates, Processes.freePort(), Processes.freePort(),
-          Map.of("SUBRANGE_SERVICE_CIDRS", SERVICE_CIDR), cluster.workDir.resolve("subrange.log"));
+      cluster.controlPlane = ControlPlane.start(cluster.repo, APISERVER_SERVICE_CIDRS, ControlPlane.FEATURE_GATES,
+          cluster.workDir);
+      Path kubeconfig = cluster.controlPlane.writeKubeconfig(cluster.workDir.resolve("kubeconfig"));
       cluster.client = cluster.controlPlane.client();
+      WebhookRegistration.installCrds(cluster.client, cluster.repo);
+      cluster.subrange = SubrangeServer.start(cluster.repo, certificates, Processes.freePort(), Processes.freePort(),
+          Map.of("SUBRANGE_SERVICE_CIDRS", SERVICE_CIDR + "," + SERVICE_CIDR_V6,
+              "SUBRANGE_POD_CLUSTER_CIDRS", POD_CIDRS,
+              "SUBRANGE_KUBERNETES_RECONCILE_INTERVAL", "1s",
+              "KUBECONFIG", kubeconfig.toString()),
+          cluster.workDir.resolve("subrange.log"));
       WebhookRegistration.register(cluster.client, cluster.repo, cluster.subrange);
-      cluster.controlPlane.writeKubeconfig(cluster.workDir.resolve("kubeconfig"));
       cluster.startupTime = Duration.between(started, Instant.now());
       System.out.printf("e2e cluster ready in %d ms (subrange startup %d ms)%n", cluster.startupTime.toMillis(),
           cluster.subrange.startupTime().toMillis());
@@ -86,6 +99,11 @@ public final class E2eCluster implements ParameterResolver, AutoCloseable,
 
   public SubrangeServer subrange() {
     return subrange;
+  }
+
+  /** Re-registers both webhook configurations (after a test removed the mutating one). */
+  public void reregister() {
+    WebhookRegistration.register(client, repo, subrange);
   }
 
   public RepoLayout repo() {

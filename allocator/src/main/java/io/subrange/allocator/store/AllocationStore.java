@@ -8,6 +8,7 @@ import io.subrange.allocator.podcidr.ClusterCidrUsage;
 import io.subrange.allocator.podcidr.Node;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -66,6 +67,9 @@ public interface AllocationStore {
   /** Every Service range and the NodePort range, with bands and static-band holders, for people. */
   List<RangeView> describeRanges();
 
+  /** The Service ranges by name (a dual-stack ServiceCIDR has two CIDRs under one name). */
+  Map<String, List<Cidr>> serviceRanges();
+
   /** Adds (or revives) a named Service range; taken addresses it covers count in it at once. */
   void addServiceRange(String name, Cidr cidr);
 
@@ -88,6 +92,9 @@ public interface AllocationStore {
    * @throws IllegalArgumentException when one of that name exists with another spec
    */
   void addClusterCidr(ClusterCidr clusterCidr);
+
+  /** The names of the ClusterCIDRs. */
+  List<String> clusterCidrNames();
 
   /** Stops a ClusterCIDR from giving blocks; nodes keep theirs. */
   void markClusterCidrTerminating(String name);

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
 
@@ -68,22 +69,39 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized void markServiceRangeTerminating(String name) {
-    poolOf(name).markTerminating(name);
+    poolsOf(name).forEach(p -> p.markTerminating(name));
   }
 
   @Override
   public synchronized long serviceRangeInUseOnlyBy(String name) {
-    return poolOf(name).inUseOnlyBy(name);
+    return poolsOf(name).stream().mapToLong(p -> p.inUseOnlyBy(name)).sum();
   }
 
   @Override
   public synchronized void removeServiceRange(String name) {
-    poolOf(name).remove(name);
+    long stranded = serviceRangeInUseOnlyBy(name);
+    if (stranded > 0) {
+      throw new IllegalStateException("Service range " + name + " still holds " + stranded
+          + " addresses no other range covers");
+    }
+    poolsOf(name).forEach(p -> p.remove(name));
   }
 
-  private ServiceIpPool poolOf(String name) {
-    return pools.values().stream().filter(p -> p.ranges().containsKey(name)).findFirst()
-        .orElseThrow(() -> new IllegalArgumentException("no Service range named " + name));
+  @Override
+  public synchronized Map<String, List<Cidr>> serviceRanges() {
+    Map<String, List<Cidr>> ranges = new TreeMap<>();
+    pools.values().forEach(p -> p.ranges().forEach((name, cidr) ->
+        ranges.computeIfAbsent(name, n -> new ArrayList<>()).add(cidr)));
+    return ranges;
+  }
+
+  /** A dual-stack ServiceCIDR is one name in both family pools. */
+  private List<ServiceIpPool> poolsOf(String name) {
+    List<ServiceIpPool> found = pools.values().stream().filter(p -> p.ranges().containsKey(name)).toList();
+    if (found.isEmpty()) {
+      throw new IllegalArgumentException("no Service range named " + name);
+    }
+    return found;
   }
 
   @Override
@@ -94,6 +112,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized void markClusterCidrTerminating(String name) {
     podCidrs.markTerminating(name);
+  }
+
+  @Override
+  public synchronized List<String> clusterCidrNames() {
+    return podCidrs.usage().stream().map(ClusterCidrUsage::name).toList();
   }
 
   @Override

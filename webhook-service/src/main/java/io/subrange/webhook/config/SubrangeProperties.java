@@ -26,7 +26,8 @@ public record SubrangeProperties(
     @Valid @NotNull @DefaultValue Pod pod,
     @NotNull @DefaultValue("memory") StoreKind store,
     @Valid @NotNull @DefaultValue Admission admission,
-    @Valid @NotNull @DefaultValue Tls tls) {
+    @Valid @NotNull @DefaultValue Tls tls,
+    @Valid @NotNull @DefaultValue Kubernetes kubernetes) {
 
   /** Where allocations are kept. */
   public enum StoreKind {
@@ -74,6 +75,20 @@ public record SubrangeProperties(
    *     durable; keep it under the webhook's {@code timeoutSeconds}
    */
   public record Admission(@NotNull @DefaultValue("4s") Duration timeout) {
+  }
+
+  /**
+   * How subrange talks to the cluster it serves (in-cluster ServiceAccount, or KUBECONFIG).
+   *
+   * @param enabled use the API for range objects (ServiceCIDR, ClusterCIDR); false uses the
+   *     configuration alone, as when their CRDs are not installed
+   * @param startupTimeout how long startup waits for the API before giving up
+   * @param reconcileInterval how often range objects' finalizers and status are brought up to date
+   */
+  public record Kubernetes(
+      @DefaultValue("true") boolean enabled,
+      @NotNull @DefaultValue("30s") Duration startupTimeout,
+      @NotNull @DefaultValue("5s") Duration reconcileInterval) {
   }
 
   /**

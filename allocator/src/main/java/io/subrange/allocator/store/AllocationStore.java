@@ -31,7 +31,9 @@ public interface AllocationStore {
    * same object (admission may be retried, and an update re-claims what the object has). A
    * dynamic IP claim reuses the address the same named object already holds in that family,
    * otherwise takes a free one, dynamic bands first; a dynamic port claim takes a free port,
-   * dynamic band first.
+   * dynamic band first. A kept claim (a value the object already carries) is recorded when it
+   * can be and otherwise only reported in its assignment: existing objects are never refused
+   * for what they already hold.
    *
    * @return the assignments, or a future failed with an {@link AllocationException}
    */

@@ -141,7 +141,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
         try {
           ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
         } catch (AllocationException e) {
-          throw e.forClaim(claim);
+          if (!claim.kept()) {
+            throw e.forClaim(claim);
+          }
+          ips.add(new IpAssignment(claim.requested(), null, Scope.STATIC, true, e.getMessage()));
         }
       }
       List<PortAssignment> ports = new ArrayList<>();
@@ -149,7 +152,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
         try {
           ports.add(reservePort(request.holder(), claim, request.dryRun(), takenPorts));
         } catch (AllocationException e) {
-          throw e.forClaim(claim);
+          if (!claim.kept()) {
+            throw e.forClaim(claim);
+          }
+          ports.add(new PortAssignment(claim.requested(), nodePorts.range().toString(), Scope.STATIC, true,
+              e.getMessage()));
         }
       }
       return CompletableFuture.completedFuture(new Reservation(ips, ports));

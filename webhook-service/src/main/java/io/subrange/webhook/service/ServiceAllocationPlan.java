@@ -9,6 +9,7 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.Reservation;
+import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.admission.AdmissionDenied;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -103,6 +104,29 @@ final class ServiceAllocationPlan {
   String fieldOf(Object claim) {
     String field = claim == null ? null : fields.get(claim);
     return field != null ? field : "spec";
+  }
+
+  /**
+   * Warnings for values the Service already carried that subrange could not record (out of
+   * every range it serves, or held by another object in its books): the update goes ahead.
+   */
+  List<String> warnings(ReservationRequest request, Reservation reservation) {
+    List<String> warnings = new ArrayList<>();
+    for (int i = 0; i < reservation.ips().size(); i++) {
+      String why = reservation.ips().get(i).unrecorded();
+      if (why != null) {
+        warnings.add("subrange: " + fieldOf(request.ips().get(i)) + " is kept, but subrange does not manage it: "
+            + why);
+      }
+    }
+    for (int i = 0; i < reservation.ports().size(); i++) {
+      String why = reservation.ports().get(i).unrecorded();
+      if (why != null) {
+        warnings.add("subrange: " + fieldOf(request.ports().get(i)) + " is kept, but subrange does not manage it: "
+            + why);
+      }
+    }
+    return warnings;
   }
 
   /** Writes what was granted into the Service. */
@@ -221,8 +245,11 @@ final class ServiceAllocationPlan {
     families.addAll(wanted);
     spec.setIpFamilyPolicy(policy);
     touchesAddresses = true;
+    List<String> oldIps = oldSpec == null ? List.of() : nonEmpty(oldSpec.getClusterIPs());
     for (int i = 0; i < wanted.size(); i++) {
-      IpClaim claim = i < addresses.size() ? IpClaim.specific(addresses.get(i)) : IpClaim.dynamic(wanted.get(i));
+      IpClaim claim = i >= addresses.size() ? IpClaim.dynamic(wanted.get(i))
+          : oldIps.contains(addresses.get(i).toString()) ? IpClaim.kept(addresses.get(i))
+          : IpClaim.specific(addresses.get(i));
       ipClaims.add(claim);
       fields.put(claim, i < addresses.size() && listed.isEmpty() ? "spec.clusterIP" : "spec.clusterIPs[" + i + "]");
     }
@@ -301,6 +328,7 @@ final class ServiceAllocationPlan {
       }
       byPortNumber.computeIfAbsent(port.getPort() == null ? -1 - i : port.getPort(), k -> new ArrayList<>()).add(i);
     }
+    Set<Integer> oldPorts = oldNodePorts(oldSpec);
     Map<Integer, PortClaim> claimByNodePort = new LinkedHashMap<>();
     for (List<Integer> group : byPortNumber.values()) {
       // Ports with the same number (53/TCP and 53/UDP) share one nodePort: an explicit one
@@ -310,8 +338,8 @@ final class ServiceAllocationPlan {
       for (int i : group) {
         Integer nodePort = ports.get(i).getNodePort();
         if (nodePort != null && nodePort != 0) {
-          PortClaim claim = claimByNodePort.computeIfAbsent(nodePort, n -> addPortClaim(PortClaim.specific(n),
-              "spec.ports[" + i + "].nodePort"));
+          PortClaim claim = claimByNodePort.computeIfAbsent(nodePort, n -> addPortClaim(
+              oldPorts.contains(n) ? PortClaim.kept(n) : PortClaim.specific(n), "spec.ports[" + i + "].nodePort"));
           portTargets.get(claim).add(i);
         }
       }
@@ -342,13 +370,15 @@ final class ServiceAllocationPlan {
       }
       return;
     }
-    if (asked == 0 && oldSpec != null && oldSpec.getHealthCheckNodePort() != null && oldSpec.getHealthCheckNodePort() != 0) {
-      asked = oldSpec.getHealthCheckNodePort();
+    Integer oldHealthCheck = oldSpec == null ? null : oldSpec.getHealthCheckNodePort();
+    if (asked == 0 && oldHealthCheck != null && oldHealthCheck != 0) {
+      asked = oldHealthCheck;
     }
     if (asked < 0 || asked > 65535) {
       throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is not a port number (1-65535)");
     }
-    PortClaim claim = addPortClaim(asked == 0 ? PortClaim.dynamic() : PortClaim.specific(asked),
+    PortClaim claim = addPortClaim(asked == 0 ? PortClaim.dynamic()
+        : Objects.equals(oldHealthCheck, asked) ? PortClaim.kept(asked) : PortClaim.specific(asked),
         "spec.healthCheckNodePort");
     portTargets.get(claim).add(-1);
   }

@@ -70,6 +70,7 @@ public class ServiceMutator implements Mutator<Service> {
         metrics.granted(reservation, System.nanoTime() - started);
       }
       plan.apply(reservation);
+      plan.warnings(request, reservation).forEach(context::warn);
       return service;
     });
   }

@@ -61,10 +61,11 @@ public class ServiceValidator implements Validator<Service> {
       return CompletableFuture.completedFuture(List.of());
     }
     Holder holder = Holder.service(context.namespace(), context.name(), context.uid());
-    return store.reserve(new ReservationRequest(holder, ips, ports, context.dryRun()))
+    ReservationRequest request = new ReservationRequest(holder, ips, ports, context.dryRun());
+    return store.reserve(request)
         .handle((reservation, failure) -> {
           if (failure == null) {
-            return List.<String>of();
+            return plan.warnings(request, reservation);
           }
           Throwable cause = failure instanceof CompletionException && failure.getCause() != null
               ? failure.getCause() : failure;

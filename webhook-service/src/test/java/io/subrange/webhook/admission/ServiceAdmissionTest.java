@@ -232,6 +232,29 @@ class ServiceAdmissionTest {
     assertThat(texts(updated.path("spec").path("ipFamilies"))).containsExactly("IPv4", "IPv6");
   }
 
+  @Test
+  void anExistingServiceWithAnAddressSubrangeDoesNotServeCanStillBeUpdated() {
+    // Created before subrange, from a range it does not serve: updates must not be refused.
+    ObjectNode stored = service("up", "legacy", "NodePort", null);
+    ((ObjectNode) stored.path("spec")).put("clusterIP", "10.9.9.9").putArray("clusterIPs").add("10.9.9.9");
+    ((ObjectNode) stored.path("spec").path("ports").get(0)).put("nodePort", 20080);
+    ObjectNode relabelled = stored.deepCopy();
+    ((ObjectNode) relabelled.path("metadata")).putObject("labels").put("tier", "web");
+    for (String path : new String[] {"/mutate", "/validate"}) {
+      JsonNode response = post(path, update(stored, relabelled, false)).path("response");
+      assertThat(response.path("allowed").asBoolean()).as(path + ": " + response).isTrue();
+      assertThat(response.path("warnings").toString())
+          .contains("spec.clusterIPs[0] is kept, but subrange does not manage it: 10.9.9.9 is not in any Service range")
+          .contains("spec.ports[0].nodePort is kept, but subrange does not manage it: port 20080 is not in the"
+              + " NodePort range");
+    }
+    // A new out-of-range address is still refused.
+    ObjectNode moved = relabelled.deepCopy();
+    ((ObjectNode) moved.path("spec").path("ports").get(0)).put("nodePort", 20081);
+    assertThat(post("/mutate", update(stored, moved, false)).path("response").path("status").path("code").asInt())
+        .isEqualTo(422);
+  }
+
   // ---- /validate ----------------------------------------------------------------------------
 
   @Test

@@ -1,0 +1,82 @@
+package io.subrange.webhook.kubernetes;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.Mutator;
+import io.subrange.webhook.admission.ObjectKind;
+import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.ranges.model.ClusterCIDR;
+import io.subrange.webhook.ranges.model.ServiceCIDR;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.springframework.stereotype.Component;
+
+/**
+ * Puts {@value RangeReconciler#FINALIZER} on a range object as it is created, as the API server
+ * does for its own ServiceCIDRs: a range deleted a moment after it handed out its first value
+ * must still wait, and a finalizer added later by {@link RangeReconciler} could come too late.
+ */
+final class RangeFinalizers {
+
+  private RangeFinalizers() {
+  }
+
+  static <T extends HasMetadata> CompletableFuture<T> withFinalizer(T object) {
+    List<String> finalizers = new ArrayList<>(object.getMetadata().getFinalizers());
+    if (!finalizers.contains(RangeReconciler.FINALIZER)) {
+      finalizers.add(RangeReconciler.FINALIZER);
+      object.getMetadata().setFinalizers(finalizers);
+    }
+    return CompletableFuture.completedFuture(object);
+  }
+
+  @Component
+  static class ForServiceCidrs implements Mutator<ServiceCIDR> {
+
+    @Override
+    public ObjectKind kind() {
+      return ServiceCIDR.OBJECT_KIND;
+    }
+
+    @Override
+    public Class<ServiceCIDR> type() {
+      return ServiceCIDR.class;
+    }
+
+    @Override
+    public Set<Operation> operations() {
+      return Set.of(Operation.CREATE);
+    }
+
+    @Override
+    public CompletableFuture<ServiceCIDR> mutate(AdmissionContext<ServiceCIDR> context) {
+      return withFinalizer(context.object());
+    }
+  }
+
+  @Component
+  static class ForClusterCidrs implements Mutator<ClusterCIDR> {
+
+    @Override
+    public ObjectKind kind() {
+      return ClusterCIDR.OBJECT_KIND;
+    }
+
+    @Override
+    public Class<ClusterCIDR> type() {
+      return ClusterCIDR.class;
+    }
+
+    @Override
+    public Set<Operation> operations() {
+      return Set.of(Operation.CREATE);
+    }
+
+    @Override
+    public CompletableFuture<ClusterCIDR> mutate(AdmissionContext<ClusterCIDR> context) {
+      return withFinalizer(context.object());
+    }
+  }
+}

@@ -1,5 +1,6 @@
 package io.subrange.webhook.kubernetes;
 
+import io.fabric8.kubernetes.api.model.APIResourceList;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -77,8 +78,8 @@ public class RangeSync implements SmartLifecycle {
     boolean clusterCidrObjects = false;
     if (client != null) {
       awaitApi(client);
-      serviceCidrObjects = client.supports(ServiceCIDR.class);
-      clusterCidrObjects = client.supports(ClusterCIDR.class);
+      serviceCidrObjects = served(client, ServiceCIDR.GROUP + "/" + ServiceCIDR.VERSION, ServiceCIDR.PLURAL);
+      clusterCidrObjects = served(client, ClusterCIDR.GROUP + "/" + ClusterCIDR.VERSION, ClusterCIDR.PLURAL);
     }
     if (serviceCidrObjects) {
       serviceCidrs = inform(client.resources(ServiceCIDR.class).runnableInformer(0), new Handler<>(this::applyServiceCidr,
@@ -127,6 +128,12 @@ public class RangeSync implements SmartLifecycle {
         + properties.kubernetes().startupTimeout().toSeconds() + " s (" + (last == null ? "no answer" : last.getMessage())
         + "); subrange reads its ranges from ServiceCIDR and ClusterCIDR objects there. Set"
         + " SUBRANGE_KUBERNETES_ENABLED=false to use the configuration alone", last);
+  }
+
+  /** True when API discovery lists the resource: its CRD is installed and established. */
+  static boolean served(KubernetesClient client, String groupVersion, String plural) {
+    APIResourceList resources = client.getApiResources(groupVersion);
+    return resources != null && resources.getResources().stream().anyMatch(r -> plural.equals(r.getName()));
   }
 
   /**

@@ -37,7 +37,7 @@ public class MutatingAdmission {
    */
   CompletableFuture<Outcome> admit(AdmissionCall call) {
     Optional<Mutator<?>> mutator = mutators.stream()
-        .filter(m -> m.kind().equals(call.kind()) && m.operations().contains(call.operation()))
+        .filter(m -> m.target().matches(call))
         .findFirst();
     if (mutator.isEmpty()) {
       return CompletableFuture.completedFuture(AdmissionAnswers.allowed(call.uid(), List.of()));
@@ -46,10 +46,10 @@ public class MutatingAdmission {
   }
 
   private <T extends HasMetadata> CompletableFuture<Outcome> admitWith(Mutator<T> mutator, AdmissionCall call) {
-    T original = AdmissionAnswers.decode(mapper, call.object(), mutator.type(), "request.object", call.kind());
-    T working = AdmissionAnswers.decode(mapper, call.object(), mutator.type(), "request.object", call.kind());
+    T original = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
+    T working = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
     T old = call.oldObject() == null ? null
-        : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.type(), "request.oldObject", call.kind());
+        : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.target().type(), "request.oldObject", call.kind());
     AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
     CompletableFuture<T> mutated;
     try {

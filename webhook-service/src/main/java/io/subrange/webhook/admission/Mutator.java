@@ -1,7 +1,6 @@
 package io.subrange.webhook.admission;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -11,11 +10,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface Mutator<T extends HasMetadata> {
 
-  ObjectKind kind();
-
-  Class<T> type();
-
-  Set<Operation> operations();
+  /** The kind, type and operations this handles. */
+  AdmissionTarget<T> target();
 
   CompletableFuture<T> mutate(AdmissionContext<T> context);
 }

@@ -30,7 +30,7 @@ public class ValidatingAdmission {
 
   CompletableFuture<Outcome> admit(AdmissionCall call) {
     List<Validator<?>> matching = validators.stream()
-        .filter(v -> v.kind().equals(call.kind()) && v.operations().contains(call.operation()))
+        .filter(v -> v.target().matches(call))
         .toList();
     CompletableFuture<List<String>> warnings = CompletableFuture.completedFuture(List.of());
     for (Validator<?> validator : matching) {
@@ -49,9 +49,9 @@ public class ValidatingAdmission {
   private <T extends HasMetadata> CompletableFuture<List<String>> validateWith(Validator<T> validator,
       AdmissionCall call) {
     T object = call.object() == null ? null
-        : AdmissionAnswers.decode(mapper, call.object(), validator.type(), "request.object", call.kind());
+        : AdmissionAnswers.decode(mapper, call.object(), validator.target().type(), "request.object", call.kind());
     T old = call.oldObject() == null ? null
-        : AdmissionAnswers.decode(mapper, call.oldObject(), validator.type(), "request.oldObject", call.kind());
+        : AdmissionAnswers.decode(mapper, call.oldObject(), validator.target().type(), "request.oldObject", call.kind());
     try {
       return validator.validate(new AdmissionContext<>(call, object, old));
     } catch (RuntimeException e) {

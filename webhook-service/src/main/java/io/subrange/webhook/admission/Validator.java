@@ -2,7 +2,6 @@ package io.subrange.webhook.admission;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -12,11 +11,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface Validator<T extends HasMetadata> {
 
-  ObjectKind kind();
-
-  Class<T> type();
-
-  Set<Operation> operations();
+  /** The kind, type and operations this handles. */
+  AdmissionTarget<T> target();
 
   CompletableFuture<List<String>> validate(AdmissionContext<T> context);
 }

@@ -2,14 +2,13 @@ package io.subrange.webhook.kubernetes;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.Mutator;
-import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.ranges.model.ClusterCIDR;
 import io.subrange.webhook.ranges.model.ServiceCIDR;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.stereotype.Component;
 
@@ -36,18 +35,8 @@ final class RangeFinalizers {
   static class ForServiceCidrs implements Mutator<ServiceCIDR> {
 
     @Override
-    public ObjectKind kind() {
-      return ServiceCIDR.OBJECT_KIND;
-    }
-
-    @Override
-    public Class<ServiceCIDR> type() {
-      return ServiceCIDR.class;
-    }
-
-    @Override
-    public Set<Operation> operations() {
-      return Set.of(Operation.CREATE);
+    public AdmissionTarget<ServiceCIDR> target() {
+      return AdmissionTarget.of(ServiceCIDR.OBJECT_KIND, ServiceCIDR.class, Operation.CREATE);
     }
 
     @Override
@@ -60,18 +49,8 @@ final class RangeFinalizers {
   static class ForClusterCidrs implements Mutator<ClusterCIDR> {
 
     @Override
-    public ObjectKind kind() {
-      return ClusterCIDR.OBJECT_KIND;
-    }
-
-    @Override
-    public Class<ClusterCIDR> type() {
-      return ClusterCIDR.class;
-    }
-
-    @Override
-    public Set<Operation> operations() {
-      return Set.of(Operation.CREATE);
+    public AdmissionTarget<ClusterCIDR> target() {
+      return AdmissionTarget.of(ClusterCIDR.OBJECT_KIND, ClusterCIDR.class, Operation.CREATE);
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
@@ -17,7 +18,6 @@ import io.subrange.webhook.metrics.PodCidrMetrics;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
@@ -48,18 +48,8 @@ public class NodeMutator implements Mutator<Node> {
   }
 
   @Override
-  public ObjectKind kind() {
-    return ObjectKind.NODE;
-  }
-
-  @Override
-  public Class<Node> type() {
-    return Node.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<Node> target() {
+    return AdmissionTarget.of(ObjectKind.NODE, Node.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

@@ -6,12 +6,12 @@ import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
@@ -31,18 +31,8 @@ public class NodeValidator implements Validator<Node> {
   }
 
   @Override
-  public ObjectKind kind() {
-    return ObjectKind.NODE;
-  }
-
-  @Override
-  public Class<Node> type() {
-    return Node.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<Node> target() {
+    return AdmissionTarget.of(ObjectKind.NODE, Node.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeSelectorTerm;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
-import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
 import io.subrange.webhook.ranges.model.ClusterCIDR;
@@ -13,7 +13,6 @@ import io.subrange.webhook.ranges.model.ClusterCIDRSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.stereotype.Component;
 
@@ -36,18 +35,8 @@ public class ClusterCidrValidator implements Validator<ClusterCIDR> {
   }
 
   @Override
-  public ObjectKind kind() {
-    return ClusterCIDR.OBJECT_KIND;
-  }
-
-  @Override
-  public Class<ClusterCIDR> type() {
-    return ClusterCIDR.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<ClusterCIDR> target() {
+    return AdmissionTarget.of(ClusterCIDR.OBJECT_KIND, ClusterCIDR.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

@@ -1,14 +1,13 @@
 package io.subrange.webhook.ranges;
 
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
-import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
 import io.subrange.webhook.ranges.model.ServiceCIDR;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import org.springframework.stereotype.Component;
@@ -23,18 +22,8 @@ import org.springframework.stereotype.Component;
 public class ServiceCidrValidator implements Validator<ServiceCIDR> {
 
   @Override
-  public ObjectKind kind() {
-    return ServiceCIDR.OBJECT_KIND;
-  }
-
-  @Override
-  public Class<ServiceCIDR> type() {
-    return ServiceCIDR.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<ServiceCIDR> target() {
+    return AdmissionTarget.of(ServiceCIDR.OBJECT_KIND, ServiceCIDR.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

@@ -8,12 +8,12 @@ import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.metrics.AllocatorMetrics;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
@@ -38,18 +38,8 @@ public class ServiceMutator implements Mutator<Service> {
   }
 
   @Override
-  public ObjectKind kind() {
-    return ObjectKind.SERVICE;
-  }
-
-  @Override
-  public Class<Service> type() {
-    return Service.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<Service> target() {
+    return AdmissionTarget.of(ObjectKind.SERVICE, Service.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

@@ -9,12 +9,12 @@ import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.allocator.store.Scope;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
@@ -37,18 +37,8 @@ public class ServiceValidator implements Validator<Service> {
   }
 
   @Override
-  public ObjectKind kind() {
-    return ObjectKind.SERVICE;
-  }
-
-  @Override
-  public Class<Service> type() {
-    return Service.class;
-  }
-
-  @Override
-  public Set<Operation> operations() {
-    return Set.of(Operation.CREATE, Operation.UPDATE);
+  public AdmissionTarget<Service> target() {
+    return AdmissionTarget.of(ObjectKind.SERVICE, Service.class, Operation.CREATE, Operation.UPDATE);
   }
 
   @Override

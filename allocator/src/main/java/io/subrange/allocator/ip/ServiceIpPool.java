@@ -272,6 +272,30 @@ public final class ServiceIpPool {
     return member(name).range;
   }
 
+  /** Calls {@code action} with every taken address of one range. */
+  public synchronized void forEachTaken(String name, Consumer<IpAddress> action) {
+    member(name).forEachAllocated(action);
+  }
+
+  /**
+   * Replaces one range's state with a snapshot, then marks its addresses in the ranges that
+   * overlap it, so the pool stays one picture; used to load persisted state.
+   *
+   * @throws IllegalArgumentException when the snapshot does not fit the range
+   */
+  public synchronized void restore(String name, byte[] snapshot) {
+    Member restored = member(name);
+    restored.bits.restore(snapshot);
+    restored.forEachAllocated(this::markEverywhere);
+  }
+
+  /** Frees every address in every range (before the whole pool is loaded again). */
+  public synchronized void clear() {
+    for (Member m : members.values()) {
+      m.bits.restore(BandedAllocators.create(m.range.size(), m.range.staticBandSize(), random).snapshot());
+    }
+  }
+
   /** The taken addresses of one range's static band, in address order (at most 256). */
   public synchronized List<IpAddress> takenInStaticBand(String name) {
     Member m = member(name);

@@ -5,6 +5,7 @@ import io.subrange.allocator.band.BandedAllocator;
 import io.subrange.allocator.store.RangeUsage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntConsumer;
 import java.util.random.RandomGenerator;
 
 /**
@@ -58,6 +59,11 @@ public final class PortAllocator {
 
   public synchronized RangeUsage usage() {
     return new RangeUsage(range.toString(), range.size(), range.staticBandSize(), bits.used(), bits.usedInStaticBand());
+  }
+
+  /** Calls {@code action} with every taken port. */
+  public synchronized void forEachTaken(IntConsumer action) {
+    bits.forEachAllocated(offset -> action.accept(range.first() + (int) offset));
   }
 
   /** The taken ports of the static band, in order (at most 128). */

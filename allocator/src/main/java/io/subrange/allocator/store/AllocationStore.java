@@ -48,6 +48,22 @@ public interface AllocationStore {
    */
   CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset, boolean dryRun);
 
+  /**
+   * Frees a ClusterIP, but only from {@code holder} (the same object) when one is given: the
+   * reconciler releases what a deleted or updated object gave up, never what another object has
+   * taken since. Completes with whether it was freed, once that is durable.
+   */
+  CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder);
+
+  /** Frees a NodePort, as {@link #releaseIp}. */
+  CompletableFuture<Boolean> releaseNodePort(int port, Holder holder);
+
+  /** Frees a node's pod CIDRs (the node is gone). */
+  CompletableFuture<Boolean> releasePodCidrs(String nodeName);
+
+  /** Everything held, with holders and times, for the reconciler to compare with the cluster. */
+  List<Allocation> allocations();
+
   /** Who holds {@code address}, when it is held and the store knows. */
   Optional<Holder> holderOf(IpAddress address);
 

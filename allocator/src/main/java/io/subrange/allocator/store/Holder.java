@@ -20,6 +20,10 @@ public record Holder(String kind, String namespace, String name, String uid) {
     return new Holder("Service", namespace, name, uid);
   }
 
+  public static Holder node(String name) {
+    return new Holder("Node", "", name, "");
+  }
+
   /** True when this names a specific object (it has a name). */
   public boolean isNamed() {
     return !name.isEmpty();

@@ -1,5 +1,6 @@
 package io.subrange.allocator.store;
 
+import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
@@ -13,10 +14,13 @@ import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.port.PortAllocator;
 import io.subrange.allocator.port.PortRange;
+import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,12 +28,17 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
+import java.util.stream.Collectors;
 
 /**
  * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, one
- * {@link PortAllocator}, one {@link ClusterCidrAllocator}, plus who holds each address and
- * port. Every operation runs under the store's lock, which is what makes a request atomic
+ * {@link PortAllocator}, one {@link ClusterCidrAllocator}, plus who holds each value and since
+ * when. Every operation runs under the store's lock, which is what makes a request atomic
  * across pools; an allocation takes well under a microsecond, so the lock is never held long.
+ *
+ * <p>It is also the engine of the persisting store, which decorates it: every change marks the
+ * ranges it touched ({@link #drainChanged}), a range's state can be exported to be written
+ * ({@link #export}) and loaded again after another replica changed it ({@link #restore}).
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
@@ -37,19 +46,31 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public static final String NODE_PORTS_NAME = "nodeports";
 
   private final RandomGenerator random;
+  private final Clock clock;
   private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
   private final PortAllocator nodePorts;
   private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
-  private final Map<IpAddress, Holder> addressHolders = new HashMap<>();
+  private final Map<IpAddress, Held> addressHolders = new HashMap<>();
   private final Map<String, Map<IpFamily, IpAddress>> addressesByHolder = new HashMap<>();
-  private final Map<Integer, Holder> portHolders = new HashMap<>();
+  private final Map<Integer, Held> portHolders = new HashMap<>();
+  private final Map<String, Long> nodesSince = new HashMap<>();
+  private final Set<RangeKey> changed = new LinkedHashSet<>();
+
+  /** Who holds a value and since when (epoch seconds). */
+  private record Held(Holder holder, long since) {
+  }
 
   /**
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
    * @param random the source of dynamic start offsets and range choice
    */
   public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random) {
+    this(nodePortRange, random, Clock.systemUTC());
+  }
+
+  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random, Clock clock) {
     this.random = random;
+    this.clock = clock;
     this.nodePorts = new PortAllocator(nodePortRange, random);
   }
 
@@ -110,13 +131,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
-  public synchronized void markClusterCidrTerminating(String name) {
-    podCidrs.markTerminating(name);
+  public synchronized List<String> clusterCidrNames() {
+    return podCidrs.usage().stream().map(ClusterCidrUsage::name).toList();
   }
 
   @Override
-  public synchronized List<String> clusterCidrNames() {
-    return podCidrs.usage().stream().map(ClusterCidrUsage::name).toList();
+  public synchronized void markClusterCidrTerminating(String name) {
+    podCidrs.markTerminating(name);
   }
 
   @Override
@@ -205,11 +226,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Cidr home = pool.homeOf(address);
     if (pool.isAllocated(address)) {
-      Holder current = addressHolders.get(address);
-      if (current != null && current.isSameObject(holder)) {
+      Held current = addressHolders.get(address);
+      if (current != null && current.holder().isSameObject(holder)) {
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
-      throw new AlreadyAllocatedException(address.toString(), home.toString(), current);
+      throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
     }
     if (!dryRun) {
       pool.allocate(address);
@@ -227,7 +248,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
         throw new RangeFullException("NodePort", range);
       }
       if (!dryRun) {
-        portHolders.put(port, holder);
+        holdPort(port, holder);
         taken.add(port);
       }
       return new PortAssignment(port, range, Scope.DYNAMIC, false);
@@ -237,15 +258,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NotInRangeException(String.valueOf(port), "port " + port + " is not in the NodePort range " + range);
     }
     if (nodePorts.isAllocated(port)) {
-      Holder current = portHolders.get(port);
-      if (current != null && current.isSameObject(holder)) {
+      Held current = portHolders.get(port);
+      if (current != null && current.holder().isSameObject(holder)) {
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
-      throw new AlreadyAllocatedException("port " + port, range, current);
+      throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
     }
     if (!dryRun) {
       nodePorts.allocate(port);
-      portHolders.put(port, holder);
+      holdPort(port, holder);
       taken.add(port);
     }
     return new PortAssignment(port, range, Scope.STATIC, false);
@@ -257,38 +278,232 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
       boolean dryRun) {
     try {
+      boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
+      PodCidrAllocation allocation;
       if (preset.isEmpty()) {
-        return CompletableFuture.completedFuture(dryRun ? podCidrs.preview(node) : podCidrs.allocate(node));
+        allocation = dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
+      } else {
+        allocation = podCidrs.occupy(node, preset);
+        if (dryRun && !heldBefore) {
+          podCidrs.release(node.name());  // dry runs keep nothing
+        }
       }
-      if (dryRun) {
-        return CompletableFuture.completedFuture(previewOccupy(node, preset));
+      if (!dryRun && !heldBefore) {
+        nodesSince.put(node.name(), now());
+        changed.add(RangeKey.podCidrs(allocation.clusterCidr()));
       }
-      return CompletableFuture.completedFuture(podCidrs.occupy(node, preset));
+      return CompletableFuture.completedFuture(allocation);
     } catch (PodCidrAllocationException e) {
       return CompletableFuture.failedFuture(new PodCidrUnavailableException(e));
     }
   }
 
-  /** What occupying would answer, undone at once: dry runs keep nothing. */
-  private PodCidrAllocation previewOccupy(Node node, List<Cidr> preset) {
-    boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
-    PodCidrAllocation allocation = podCidrs.occupy(node, preset);
-    if (!heldBefore) {
-      podCidrs.release(node.name());
+  // ---- releases (the reconciler) ----------------------------------------------------------
+
+  @Override
+  public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
+    ServiceIpPool pool = pools.get(address.family());
+    if (pool == null || !pool.isAllocated(address)) {
+      return CompletableFuture.completedFuture(false);
     }
-    return allocation;
+    Held current = addressHolders.get(address);
+    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    freeIp(address);
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
+    if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    Held current = portHolders.get(port);
+    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    freePort(port);
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
+    Optional<PodCidrAllocation> held = podCidrs.allocationOf(nodeName);
+    if (held.isEmpty()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    podCidrs.release(nodeName);
+    nodesSince.remove(nodeName);
+    changed.add(RangeKey.podCidrs(held.get().clusterCidr()));
+    return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized List<Allocation> allocations() {
+    List<Allocation> all = new ArrayList<>();
+    for (ServiceIpPool pool : pools.values()) {
+      for (String name : pool.ranges().keySet()) {
+        pool.forEachTaken(name, address -> {
+          Held held = addressHolders.get(address);
+          all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
+              held == null ? 0 : held.since()));
+        });
+      }
+    }
+    nodePorts.forEachTaken(port -> {
+      Held held = portHolders.get(port);
+      all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
+          held == null ? 0 : held.since()));
+    });
+    for (String name : clusterCidrNames()) {
+      for (String node : podCidrs.nodesUsing(name)) {
+        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocksText(podCidrs.allocationOf(node).orElseThrow()),
+            Holder.node(node), nodesSince.getOrDefault(node, 0L)));
+      }
+    }
+    return all.stream().distinct().toList();
+  }
+
+  // ---- persistence support ----------------------------------------------------------------
+
+  /** The ranges changed since the last call (and forgets them). */
+  public synchronized Set<RangeKey> drainChanged() {
+    Set<RangeKey> drained = new LinkedHashSet<>(changed);
+    changed.clear();
+    return drained;
+  }
+
+  /** Every range this store serves now. */
+  public synchronized List<RangeKey> rangeKeys() {
+    List<RangeKey> keys = new ArrayList<>();
+    pools.forEach((family, pool) -> pool.ranges().keySet().forEach(name -> keys.add(RangeKey.serviceIps(name, family))));
+    keys.add(RangeKey.nodePorts());
+    clusterCidrNames().forEach(name -> keys.add(RangeKey.podCidrs(name)));
+    return keys;
+  }
+
+  /** One range's state, to be persisted. */
+  public synchronized RangeState export(RangeKey key) {
+    return switch (key.kind()) {
+      case SERVICE_IPS -> {
+        ServiceIpPool pool = pools.get(key.family());
+        ServiceIpRange range = pool.range(key.name());
+        List<RangeState.Entry> entries = new ArrayList<>();
+        pool.forEachTaken(key.name(), address -> entries.add(entry(address.toString(), addressHolders.get(address))));
+        entries.sort((a, b) -> IpAddress.parse(a.value()).compareTo(IpAddress.parse(b.value())));
+        boolean bitmap = Long.compareUnsigned(range.size(), AllocationBitmap.MAX_SIZE) <= 0 && range.size() > 0;
+        yield new RangeState(key, range.cidr().toString(), bitmap ? RangeState.RANGE_ALLOCATION : RangeState.SPARSE,
+            range.staticBandSize(), pool.snapshot(key.name()), entries);
+      }
+      case NODE_PORTS -> {
+        List<RangeState.Entry> entries = new ArrayList<>();
+        nodePorts.forEachTaken(port -> entries.add(entry(String.valueOf(port), portHolders.get(port))));
+        yield new RangeState(key, nodePorts.range().toString(), RangeState.RANGE_ALLOCATION,
+            nodePorts.range().staticBandSize(), nodePorts.snapshot(), entries);
+      }
+      case POD_CIDRS -> {
+        List<RangeState.Entry> entries = new ArrayList<>();
+        for (String node : podCidrs.nodesUsing(key.name())) {
+          entries.add(new RangeState.Entry(blocksText(podCidrs.allocationOf(node).orElseThrow()), Holder.node(node),
+              nodesSince.getOrDefault(node, 0L)));
+        }
+        ClusterCidr spec = podCidrs.clusterCidr(key.name()).orElseThrow();
+        String range = Arrays.asList(spec.ipv4(), spec.ipv6()).stream().filter(c -> c != null).map(Cidr::toString)
+            .collect(Collectors.joining(","));
+        yield new RangeState(key, range, RangeState.NODE_LEDGER, 0, new byte[0], entries);
+      }
+    };
+  }
+
+  /**
+   * Replaces the state of every range of one kind (and family) with persisted states, as another
+   * replica left them. Ranges of that kind without a state are emptied. Nothing is marked
+   * changed: this is what is stored already.
+   *
+   * @throws IllegalArgumentException when a state does not fit its range (the range is then empty)
+   */
+  public synchronized void restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
+    switch (kind) {
+      case SERVICE_IPS -> restoreServiceIps(family, states);
+      case NODE_PORTS -> restoreNodePorts(states);
+      case POD_CIDRS -> restorePodCidrs(states);
+    }
+  }
+
+  private void restoreServiceIps(IpFamily family, List<RangeState> states) {
+    ServiceIpPool pool = pools.get(family);
+    if (pool == null) {
+      return;
+    }
+    pool.clear();
+    addressHolders.keySet().removeIf(a -> a.family() == family);
+    addressesByHolder.values().forEach(byFamily -> byFamily.remove(family));
+    addressesByHolder.values().removeIf(Map::isEmpty);
+    for (RangeState state : states) {
+      if (!pool.ranges().containsKey(state.key().name())) {
+        continue;  // a range this replica does not serve (yet)
+      }
+      pool.restore(state.key().name(), state.allocation());
+      for (RangeState.Entry entry : state.entries()) {
+        if (entry.holder() != null) {
+          hold(IpAddress.parse(entry.value()), new Held(entry.holder(), entry.sinceEpochSeconds()));
+        }
+      }
+    }
+  }
+
+  private void restoreNodePorts(List<RangeState> states) {
+    nodePorts.restore(states.isEmpty() ? new byte[0] : states.get(0).allocation());
+    portHolders.clear();
+    for (RangeState state : states) {
+      for (RangeState.Entry entry : state.entries()) {
+        if (entry.holder() != null) {
+          portHolders.put(Integer.parseInt(entry.value()), new Held(entry.holder(), entry.sinceEpochSeconds()));
+        }
+      }
+    }
+  }
+
+  private void restorePodCidrs(List<RangeState> states) {
+    for (String name : clusterCidrNames()) {
+      for (String node : podCidrs.nodesUsing(name)) {
+        podCidrs.release(node);
+      }
+    }
+    nodesSince.clear();
+    for (RangeState state : states) {
+      for (RangeState.Entry entry : state.entries()) {
+        List<Cidr> blocks = Arrays.stream(entry.value().split(",")).map(Cidr::parse).toList();
+        String node = entry.holder().name();
+        try {
+          podCidrs.occupy(new Node(node, Map.of()), blocks);
+          nodesSince.put(node, entry.sinceEpochSeconds());
+        } catch (PodCidrAllocationException e) {
+          throw new IllegalArgumentException("stored pod CIDRs of node " + node + " do not fit: " + e.getMessage(), e);
+        }
+      }
+    }
+  }
+
+  private static RangeState.Entry entry(String value, Held held) {
+    return new RangeState.Entry(value, held == null ? null : held.holder(), held == null ? 0 : held.since());
+  }
+
+  private static String blocksText(PodCidrAllocation allocation) {
+    return allocation.podCidrs().stream().map(Cidr::toString).collect(Collectors.joining(","));
   }
 
   // ---- lookups and usage ------------------------------------------------------------------
 
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(addressHolders.get(address));
+    return Optional.ofNullable(addressHolders.get(address)).map(Held::holder);
   }
 
   @Override
   public synchronized Optional<Holder> holderOfNodePort(int port) {
-    return Optional.ofNullable(portHolders.get(port));
+    return Optional.ofNullable(portHolders.get(port)).map(Held::holder);
   }
 
   @Override
@@ -333,41 +548,67 @@ public final class InMemoryAllocationStore implements AllocationStore {
       }
     }
     PortRange ports = nodePorts.range();
-    List<RangeView.HeldValue> portHolders = nodePorts.takenInStaticBand().stream()
-        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(this.portHolders.get(p)))).toList();
+    List<RangeView.HeldValue> heldPorts = nodePorts.takenInStaticBand().stream()
+        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.get(p)))).toList();
     views.add(new RangeView(RangeView.Kind.NODE_PORTS, NODE_PORTS_NAME, ports.toString(), "",
-        ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, portHolders));
+        ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, heldPorts));
     return views;
   }
 
-  private static String describeHolder(Holder holder) {
-    return holder == null ? "unknown" : holder.kind() + " " + holder;
+  private static String describeHolder(Held held) {
+    return held == null ? "unknown" : held.holder().kind() + " " + held.holder();
   }
 
+  // ---- bookkeeping ------------------------------------------------------------------------
+
   private void holdIp(IpAddress address, Holder holder) {
-    addressHolders.put(address, holder);
-    if (holder.isNamed()) {
-      addressesByHolder.computeIfAbsent(key(holder), k -> new EnumMap<>(IpFamily.class)).put(address.family(), address);
+    hold(address, new Held(holder, now()));
+    markChanged(address);
+  }
+
+  private void hold(IpAddress address, Held held) {
+    addressHolders.put(address, held);
+    if (held.holder().isNamed()) {
+      addressesByHolder.computeIfAbsent(key(held.holder()), k -> new EnumMap<>(IpFamily.class))
+          .put(address.family(), address);
     }
   }
 
   private void freeIp(IpAddress address) {
+    markChanged(address);
     pools.get(address.family()).release(address);
-    Holder holder = addressHolders.remove(address);
-    if (holder != null && holder.isNamed()) {
-      Map<IpFamily, IpAddress> held = addressesByHolder.get(key(holder));
-      if (held != null && address.equals(held.get(address.family()))) {
-        held.remove(address.family());
-        if (held.isEmpty()) {
-          addressesByHolder.remove(key(holder));
+    Held held = addressHolders.remove(address);
+    if (held != null && held.holder().isNamed()) {
+      Map<IpFamily, IpAddress> byFamily = addressesByHolder.get(key(held.holder()));
+      if (byFamily != null && address.equals(byFamily.get(address.family()))) {
+        byFamily.remove(address.family());
+        if (byFamily.isEmpty()) {
+          addressesByHolder.remove(key(held.holder()));
         }
       }
     }
   }
 
+  /** An address belongs to every range covering it: all of them change. */
+  private void markChanged(IpAddress address) {
+    ServiceIpPool pool = pools.get(address.family());
+    pool.ranges().keySet().stream().filter(name -> pool.range(name).canAssign(address))
+        .forEach(name -> changed.add(RangeKey.serviceIps(name, address.family())));
+  }
+
+  private void holdPort(int port, Holder holder) {
+    portHolders.put(port, new Held(holder, now()));
+    changed.add(RangeKey.nodePorts());
+  }
+
   private void freePort(int port) {
     nodePorts.release(port);
     portHolders.remove(port);
+    changed.add(RangeKey.nodePorts());
+  }
+
+  private long now() {
+    return clock.instant().getEpochSecond();
   }
 
   private String describeAllRanges() {

@@ -163,11 +163,35 @@ public final class SparseAllocationSet implements BandedAllocator {
       }
     }
     Arrays.sort(sorted);
-    ByteArrayOutputStream out = new ByteArrayOutputStream(used * 9 + 5);
-    writeVarint(out, used);
+    for (int i = 0; i < sorted.length; i++) {
+      sorted[i] ^= Long.MIN_VALUE;
+    }
+    return encodeSnapshot(sorted);
+  }
+
+  /** The offsets of a {@link #snapshot()}, ascending unsigned, without checking them against a size. */
+  public static long[] decodeSnapshot(byte[] data) {
+    int[] position = {0};
+    long count = readVarint(data, position);
+    if (count < 0 || count > data.length) {
+      throw new IllegalArgumentException("sparse snapshot claims " + Long.toUnsignedString(count)
+          + " offsets in " + data.length + " bytes");
+    }
+    long[] offsets = new long[(int) count];
     long previous = 0;
-    for (long flipped : sorted) {
-      long offset = flipped ^ Long.MIN_VALUE;
+    for (int i = 0; i < count; i++) {
+      previous += readVarint(data, position);
+      offsets[i] = previous;
+    }
+    return offsets;
+  }
+
+  /** A snapshot holding exactly {@code offsets} (ascending unsigned, no repeats). */
+  public static byte[] encodeSnapshot(long[] offsets) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(offsets.length * 9 + 5);
+    writeVarint(out, offsets.length);
+    long previous = 0;
+    for (long offset : offsets) {
       writeVarint(out, offset - previous);
       previous = offset;
     }

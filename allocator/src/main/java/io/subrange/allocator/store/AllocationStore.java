@@ -61,6 +61,14 @@ public interface AllocationStore {
   /** Frees a node's pod CIDRs (the node is gone). */
   CompletableFuture<Boolean> releasePodCidrs(String nodeName);
 
+  /**
+   * Names {@code owner} as the holder of a ClusterIP or NodePort that {@code recorded} holds on
+   * record (null: held without a known holder): the reconciler fills in the uid once the object
+   * exists, and names the object that carries a value whose record is stale. Completes with
+   * whether the record changed, once that is durable.
+   */
+  CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner);
+
   /** Everything held, with holders and times, for the reconciler to compare with the cluster. */
   List<Allocation> allocations();
 

@@ -30,13 +30,16 @@ public record Holder(String kind, String namespace, String name, String uid) {
   }
 
   /**
-   * True when both name the same object: same kind, namespace and name, and the same uid
-   * where both know it.
+   * True when {@code other} (an object asking now) is the object this holder on record names:
+   * same kind, namespace and name, and, when this record knows a uid, the same uid. A record
+   * made at CREATE has no uid yet and matches the object that later gets one; a record with a
+   * uid does not match a CREATE of a new object under the same name (whose uid is still empty),
+   * so a deleted object's values are never handed to its successor before they are released.
    */
   public boolean isSameObject(Holder other) {
     return isNamed() && kind.equals(other.kind) && namespace.equals(other.namespace)
         && name.equals(other.name)
-        && (uid.isEmpty() || other.uid.isEmpty() || uid.equals(other.uid));
+        && (uid.isEmpty() || uid.equals(other.uid));
   }
 
   /** "namespace/name", as kubectl prints it; "name" for cluster-scoped objects. */

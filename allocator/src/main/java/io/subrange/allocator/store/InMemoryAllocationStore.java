@@ -20,9 +20,11 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -55,6 +57,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final Map<Integer, Held> portHolders = new HashMap<>();
   private final Map<String, Long> nodesSince = new HashMap<>();
   private final Set<RangeKey> changed = new LinkedHashSet<>();
+  /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
+  private final Set<RangeKey> unknown = new LinkedHashSet<>();
+  private boolean loadedStateRequired;
 
   /** Who holds a value and since when (epoch seconds). */
   private record Held(Holder holder, long since) {
@@ -85,7 +90,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized void addServiceRange(String name, Cidr cidr) {
-    pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random)).add(name, cidr);
+    ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random));
+    boolean added = !pool.ranges().containsKey(name);
+    pool.add(name, cidr);
+    if (added && loadedStateRequired) {
+      unknown.add(RangeKey.serviceIps(name, cidr.family()));
+    }
   }
 
   @Override
@@ -105,7 +115,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new IllegalStateException("Service range " + name + " still holds " + stranded
           + " addresses no other range covers");
     }
-    poolsOf(name).forEach(p -> p.remove(name));
+    poolsOf(name).forEach(p -> {
+      p.remove(name);
+      unknown.remove(RangeKey.serviceIps(name, p.family()));
+    });
   }
 
   @Override
@@ -127,7 +140,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
+    boolean added = podCidrs.clusterCidr(clusterCidr.name()).isEmpty();
     podCidrs.add(clusterCidr);
+    if (added && loadedStateRequired) {
+      unknown.add(RangeKey.podCidrs(clusterCidr.name()));
+    }
   }
 
   @Override
@@ -148,6 +165,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized void removeClusterCidr(String name) {
     podCidrs.remove(name);
+    unknown.remove(RangeKey.podCidrs(name));
   }
 
   // ---- Services ---------------------------------------------------------------------------
@@ -189,6 +207,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
+    requireKnown(claim.family());
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
       return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
@@ -197,7 +216,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NoRangeForFamilyException(claim.family());
     }
     IpAddress held = holder.isNamed() ? addressesByHolder.getOrDefault(key(holder), Map.of()).get(claim.family()) : null;
-    if (held != null) {
+    if (held != null && addressHolders.get(held).holder().isSameObject(holder)) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
         return new IpAssignment(held, home, Scope.DYNAMIC, true);
@@ -241,6 +260,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken) {
+    requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
       int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
@@ -278,6 +298,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
       boolean dryRun) {
     try {
+      requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
       PodCidrAllocation allocation;
       if (preset.isEmpty()) {
@@ -295,6 +316,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
       return CompletableFuture.completedFuture(allocation);
     } catch (PodCidrAllocationException e) {
       return CompletableFuture.failedFuture(new PodCidrUnavailableException(e));
+    } catch (StoreUnavailableException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 
@@ -302,6 +325,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
+    if (isUnknown(address.family())) {
+      return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+    }
     ServiceIpPool pool = pools.get(address.family());
     if (pool == null || !pool.isAllocated(address)) {
       return CompletableFuture.completedFuture(false);
@@ -316,6 +342,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
+    if (unknown.contains(RangeKey.nodePorts())) {
+      return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+    }
     if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
       return CompletableFuture.completedFuture(false);
     }
@@ -329,6 +358,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
+    try {
+      requireKnownPodCidrs();
+    } catch (StoreUnavailableException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     Optional<PodCidrAllocation> held = podCidrs.allocationOf(nodeName);
     if (held.isEmpty()) {
       return CompletableFuture.completedFuture(false);
@@ -337,6 +371,101 @@ public final class InMemoryAllocationStore implements AllocationStore {
     nodesSince.remove(nodeName);
     changed.add(RangeKey.podCidrs(held.get().clusterCidr()));
     return CompletableFuture.completedFuture(true);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
+    switch (kind) {
+      case SERVICE_IPS -> {
+        IpAddress address = IpAddress.parse(value);
+        if (isUnknown(address.family())) {
+          return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+        }
+        ServiceIpPool pool = pools.get(address.family());
+        Held held = addressHolders.get(address);
+        if (pool == null || !pool.isAllocated(address) || !Objects.equals(held == null ? null : held.holder(), recorded)) {
+          return CompletableFuture.completedFuture(false);
+        }
+        forgetHolder(address, held);
+        hold(address, new Held(owner, held == null ? now() : held.since()));
+        markChanged(address);
+      }
+      case NODE_PORTS -> {
+        if (unknown.contains(RangeKey.nodePorts())) {
+          return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+        }
+        int port = Integer.parseInt(value);
+        Held held = portHolders.get(port);
+        if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)
+            || !Objects.equals(held == null ? null : held.holder(), recorded)) {
+          return CompletableFuture.completedFuture(false);
+        }
+        portHolders.put(port, new Held(owner, held == null ? now() : held.since()));
+        changed.add(RangeKey.nodePorts());
+      }
+      case POD_CIDRS -> {
+        return CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
+      }
+    }
+    return CompletableFuture.completedFuture(true);
+  }
+
+  // ---- loaded state -----------------------------------------------------------------------
+
+  /**
+   * From now on a range serves only once its state has been loaded by {@link #restore}: every
+   * range this store has, and every range added later, starts unknown. Requests that need an
+   * unknown range fail with {@link StoreUnavailableException}, so nothing is handed out that
+   * the cluster may already hold; values an object already carries (kept claims) are reported,
+   * not refused.
+   */
+  public synchronized void requireLoadedState() {
+    loadedStateRequired = true;
+    unknown.addAll(rangeKeys());
+  }
+
+  /** The ranges whose state is not loaded (see {@link #requireLoadedState}). */
+  public synchronized Set<RangeKey> unknownRanges() {
+    return new LinkedHashSet<>(unknown);
+  }
+
+  private void requireKnown(IpFamily family) {
+    if (isUnknown(family)) {
+      throw notLoaded(firstUnknown(family));
+    }
+  }
+
+  private void requireKnown(RangeKey key) {
+    if (unknown.contains(key)) {
+      throw notLoaded(key);
+    }
+  }
+
+  private void requireKnownPodCidrs() {
+    for (RangeKey key : unknown) {
+      if (key.kind() == RangeKey.Kind.POD_CIDRS) {
+        throw notLoaded(key);
+      }
+    }
+  }
+
+  private boolean isUnknown(IpFamily family) {
+    return firstUnknown(family) != null;
+  }
+
+  private RangeKey firstUnknown(IpFamily family) {
+    return unknown.stream().filter(k -> k.kind() == RangeKey.Kind.SERVICE_IPS && k.family() == family)
+        .findFirst().orElse(null);
+  }
+
+  private StoreUnavailableException notLoaded(RangeKey key) {
+    String what = switch (key.kind()) {
+      case SERVICE_IPS -> "Service range " + key.name() + " (" + pools.get(key.family()).ranges().get(key.name()) + ")";
+      case NODE_PORTS -> "the NodePort range " + nodePorts.range();
+      case POD_CIDRS -> "ClusterCIDR " + key.name();
+    };
+    return new StoreUnavailableException("the allocation state of " + what + " is not loaded yet (subrange's"
+        + " reconciler rebuilds it from the cluster when it is missing); retry shortly");
   }
 
   @Override
@@ -418,20 +547,31 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /**
    * Replaces the state of every range of one kind (and family) with persisted states, as another
-   * replica left them. Ranges of that kind without a state are emptied. Nothing is marked
-   * changed: this is what is stored already.
+   * replica left them. Ranges of that kind without a state are emptied (and stay unknown when
+   * {@link #requireLoadedState loaded state is required}). Nothing is marked changed: this is
+   * what is stored already.
    *
-   * @throws IllegalArgumentException when a state does not fit its range (the range is then empty)
+   * @return the states that did not fit their range (a corrupt or foreign state), with why; their
+   *     ranges are left empty and unknown
    */
-  public synchronized void restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
-    switch (kind) {
-      case SERVICE_IPS -> restoreServiceIps(family, states);
-      case NODE_PORTS -> restoreNodePorts(states);
-      case POD_CIDRS -> restorePodCidrs(states);
+  public synchronized Map<RangeKey, String> restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
+    Map<RangeKey, String> rejected = new LinkedHashMap<>();
+    List<RangeKey> keys = rangeKeys().stream().filter(k -> k.kind() == kind && Objects.equals(k.family(), family))
+        .toList();
+    if (loadedStateRequired) {
+      unknown.addAll(keys);
     }
+    switch (kind) {
+      case SERVICE_IPS -> restoreServiceIps(family, states, rejected);
+      case NODE_PORTS -> restoreNodePorts(states, rejected);
+      case POD_CIDRS -> restorePodCidrs(states, rejected);
+    }
+    states.stream().map(RangeState::key).filter(k -> keys.contains(k) && !rejected.containsKey(k))
+        .forEach(unknown::remove);
+    return rejected;
   }
 
-  private void restoreServiceIps(IpFamily family, List<RangeState> states) {
+  private void restoreServiceIps(IpFamily family, List<RangeState> states, Map<RangeKey, String> rejected) {
     ServiceIpPool pool = pools.get(family);
     if (pool == null) {
       return;
@@ -441,31 +581,59 @@ public final class InMemoryAllocationStore implements AllocationStore {
     addressesByHolder.values().forEach(byFamily -> byFamily.remove(family));
     addressesByHolder.values().removeIf(Map::isEmpty);
     for (RangeState state : states) {
-      if (!pool.ranges().containsKey(state.key().name())) {
+      String name = state.key().name();
+      if (!pool.ranges().containsKey(name)) {
         continue;  // a range this replica does not serve (yet)
       }
-      pool.restore(state.key().name(), state.allocation());
-      for (RangeState.Entry entry : state.entries()) {
-        if (entry.holder() != null) {
-          hold(IpAddress.parse(entry.value()), new Held(entry.holder(), entry.sinceEpochSeconds()));
+      try {
+        if (!pool.ranges().get(name).toString().equals(state.range())) {
+          throw new IllegalArgumentException("it was made for " + state.range() + ", not " + pool.ranges().get(name));
         }
+        List<Map.Entry<IpAddress, Held>> held = new ArrayList<>();
+        for (RangeState.Entry entry : state.entries()) {
+          IpAddress address = IpAddress.parse(entry.value());
+          if (!pool.range(name).canAssign(address)) {
+            throw new IllegalArgumentException("it names " + address + ", which is not in " + state.range());
+          }
+          if (entry.holder() != null) {
+            held.add(Map.entry(address, new Held(entry.holder(), entry.sinceEpochSeconds())));
+          }
+        }
+        pool.restore(name, state.allocation());
+        held.forEach(h -> hold(h.getKey(), h.getValue()));
+      } catch (IllegalArgumentException e) {
+        rejected.put(state.key(), e.getMessage());
       }
     }
   }
 
-  private void restoreNodePorts(List<RangeState> states) {
-    nodePorts.restore(states.isEmpty() ? new byte[0] : states.get(0).allocation());
+  private void restoreNodePorts(List<RangeState> states, Map<RangeKey, String> rejected) {
+    nodePorts.restore(new byte[0]);
     portHolders.clear();
     for (RangeState state : states) {
-      for (RangeState.Entry entry : state.entries()) {
-        if (entry.holder() != null) {
-          portHolders.put(Integer.parseInt(entry.value()), new Held(entry.holder(), entry.sinceEpochSeconds()));
+      try {
+        if (!nodePorts.range().toString().equals(state.range())) {
+          throw new IllegalArgumentException("it was made for " + state.range() + ", not " + nodePorts.range());
         }
+        Map<Integer, Held> held = new HashMap<>();
+        for (RangeState.Entry entry : state.entries()) {
+          int port = Integer.parseInt(entry.value());
+          if (!nodePorts.range().contains(port)) {
+            throw new IllegalArgumentException("it names port " + port + ", which is not in " + nodePorts.range());
+          }
+          if (entry.holder() != null) {
+            held.put(port, new Held(entry.holder(), entry.sinceEpochSeconds()));
+          }
+        }
+        nodePorts.restore(state.allocation());
+        portHolders.putAll(held);
+      } catch (IllegalArgumentException e) {
+        rejected.put(state.key(), e.getMessage());
       }
     }
   }
 
-  private void restorePodCidrs(List<RangeState> states) {
+  private void restorePodCidrs(List<RangeState> states, Map<RangeKey, String> rejected) {
     for (String name : clusterCidrNames()) {
       for (String node : podCidrs.nodesUsing(name)) {
         podCidrs.release(node);
@@ -473,15 +641,32 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     nodesSince.clear();
     for (RangeState state : states) {
-      for (RangeState.Entry entry : state.entries()) {
-        List<Cidr> blocks = Arrays.stream(entry.value().split(",")).map(Cidr::parse).toList();
-        String node = entry.holder().name();
-        try {
-          podCidrs.occupy(new Node(node, Map.of()), blocks);
+      if (podCidrs.clusterCidr(state.key().name()).isEmpty()) {
+        continue;
+      }
+      List<String> placed = new ArrayList<>();
+      try {
+        for (RangeState.Entry entry : state.entries()) {
+          List<Cidr> blocks = Arrays.stream(entry.value().split(",")).map(Cidr::parse).toList();
+          String node = entry.holder() == null ? "" : entry.holder().name();
+          if (node.isEmpty()) {
+            throw new IllegalArgumentException("blocks " + entry.value() + " have no node");
+          }
+          try {
+            podCidrs.occupy(new Node(node, Map.of()), blocks);
+          } catch (PodCidrAllocationException e) {
+            throw new IllegalArgumentException("pod CIDRs " + entry.value() + " of node " + node + " do not fit: "
+                + e.getMessage(), e);
+          }
+          placed.add(node);
           nodesSince.put(node, entry.sinceEpochSeconds());
-        } catch (PodCidrAllocationException e) {
-          throw new IllegalArgumentException("stored pod CIDRs of node " + node + " do not fit: " + e.getMessage(), e);
         }
+      } catch (IllegalArgumentException e) {
+        placed.forEach(node -> {
+          podCidrs.release(node);
+          nodesSince.remove(node);
+        });
+        rejected.put(state.key(), e.getMessage());
       }
     }
   }
@@ -577,7 +762,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private void freeIp(IpAddress address) {
     markChanged(address);
     pools.get(address.family()).release(address);
-    Held held = addressHolders.remove(address);
+    forgetHolder(address, addressHolders.remove(address));
+  }
+
+  private void forgetHolder(IpAddress address, Held held) {
     if (held != null && held.holder().isNamed()) {
       Map<IpFamily, IpAddress> byFamily = addressesByHolder.get(key(held.holder()));
       if (byFamily != null && address.equals(byFamily.get(address.family()))) {

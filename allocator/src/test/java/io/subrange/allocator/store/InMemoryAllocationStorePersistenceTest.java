@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -113,5 +114,105 @@ class InMemoryAllocationStorePersistenceTest {
     assertThat(store.export(RangeKey.serviceIps("v6", IpFamily.IPV6)).encoding()).isEqualTo(RangeState.SPARSE);
     assertThat(store.export(RangeKey.podCidrs("pods")).encoding()).isEqualTo(RangeState.NODE_LEDGER);
     assertThat(store.rangeKeys()).hasSize(5);
+  }
+
+  @Test
+  void rangesWhoseStateIsNotLoadedHandOutNothingUntilRestored() {
+    InMemoryAllocationStore store = store();
+    InMemoryAllocationStore source = store();
+    source.reserve(new ReservationRequest(web, List.of(IpClaim.specific(IpAddress.parse("10.0.1.7"))),
+        List.of(PortClaim.specific(30080)), false)).join();
+    store.requireLoadedState();
+    assertThat(store.unknownRanges()).hasSize(5);
+
+    assertThatThrownBy(() -> store.reserve(ReservationRequest.ips(api, List.of(IpClaim.dynamic(IpFamily.IPV4)), false))
+        .join()).hasCauseInstanceOf(StoreUnavailableException.class)
+        .hasMessageContaining("allocation state of Service range narrow (10.0.1.0/24) is not loaded yet");
+    assertThatThrownBy(() -> store.reserve(ReservationRequest.ips(api, List.of(IpClaim.dynamic(IpFamily.IPV4)), true))
+        .join()).as("dry runs answer as real requests").hasCauseInstanceOf(StoreUnavailableException.class);
+    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("n1"), List.of(), false).join())
+        .hasMessageContaining("ClusterCIDR pods is not loaded yet");
+    assertThatThrownBy(() -> store.releaseNodePort(30080, null).join()).hasMessageContaining("NodePort range");
+    Reservation kept = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.kept(IpAddress.parse("10.0.1.7"))),
+        false)).join();
+    assertThat(kept.ips().get(0).unrecorded()).as("an object's own values are reported, not refused")
+        .contains("not loaded yet");
+
+    Map<RangeKey, String> rejected = store.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4,
+        List.of(source.export(RangeKey.serviceIps("wide", IpFamily.IPV4)),
+            source.export(RangeKey.serviceIps("narrow", IpFamily.IPV4))));
+    assertThat(rejected).isEmpty();
+    store.restore(RangeKey.Kind.NODE_PORTS, null, List.of(source.export(RangeKey.nodePorts())));
+    assertThat(store.unknownRanges()).containsExactlyInAnyOrder(RangeKey.serviceIps("v6", IpFamily.IPV6),
+        RangeKey.podCidrs("pods"));
+    assertThat(store.reserve(ReservationRequest.ips(api, List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join()
+        .ips().get(0).address()).isNotEqualTo(IpAddress.parse("10.0.1.7"));
+    assertThatThrownBy(() -> store.reserve(new ReservationRequest(api, List.of(), List.of(PortClaim.specific(30080)),
+        false)).join()).hasMessageContaining("already allocated to Service default/web");
+
+    store.addServiceRange("later", Cidr.parse("10.1.0.0/24"));
+    assertThat(store.unknownRanges()).as("ranges added later start unknown too")
+        .contains(RangeKey.serviceIps("later", IpFamily.IPV4));
+    store.removeServiceRange("later");
+    assertThat(store.unknownRanges()).doesNotContain(RangeKey.serviceIps("later", IpFamily.IPV4));
+  }
+
+  @Test
+  void aStateThatDoesNotFitItsRangeIsRejectedAndLeavesTheRangeUnknown() {
+    InMemoryAllocationStore store = store();
+    store.requireLoadedState();
+    RangeState foreign = new RangeState(RangeKey.serviceIps("narrow", IpFamily.IPV4), "10.9.0.0/24",
+        RangeState.RANGE_ALLOCATION, 16, new byte[] {1}, List.of());
+    RangeState outside = new RangeState(RangeKey.serviceIps("wide", IpFamily.IPV4), "10.0.0.0/16",
+        RangeState.RANGE_ALLOCATION, 256, new byte[] {1}, List.of(new RangeState.Entry("10.1.0.1", web, 1)));
+    Map<RangeKey, String> rejected = store.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(foreign, outside));
+    assertThat(rejected).containsOnlyKeys(foreign.key(), outside.key());
+    assertThat(rejected.get(foreign.key())).contains("made for 10.9.0.0/24, not 10.0.1.0/24");
+    assertThat(rejected.get(outside.key())).contains("10.1.0.1, which is not in 10.0.0.0/16");
+    assertThat(store.unknownRanges()).contains(foreign.key(), outside.key());
+
+    RangeState tooBig = new RangeState(RangeKey.nodePorts(), "30000-32767", RangeState.RANGE_ALLOCATION, 86,
+        new byte[400], List.of());
+    tooBig.allocation()[0] = 1;
+    assertThat(store.restore(RangeKey.Kind.NODE_PORTS, null, List.of(tooBig))).containsKey(RangeKey.nodePorts());
+  }
+
+  @Test
+  void adoptNamesTheObjectThatCarriesAValue() {
+    InMemoryAllocationStore store = store();
+    IpAddress address = IpAddress.parse("10.0.4.4");
+    Holder unnamed = Holder.service("default", "", "");
+    store.reserve(new ReservationRequest(unnamed, List.of(IpClaim.specific(address)), List.of(PortClaim.specific(30002)),
+        false)).join();
+    store.drainChanged();
+    Holder created = Holder.service("default", "web-x7k2p", "uid-1");
+    assertThat(store.adopt(RangeKey.Kind.SERVICE_IPS, address.toString(), web, created).join())
+        .as("only from the holder on record").isFalse();
+    assertThat(store.adopt(RangeKey.Kind.SERVICE_IPS, address.toString(), unnamed, created).join()).isTrue();
+    assertThat(store.adopt(RangeKey.Kind.NODE_PORTS, "30002", unnamed, created).join()).isTrue();
+    assertThat(store.holderOf(address)).contains(created);
+    assertThat(store.holderOfNodePort(30002)).contains(created);
+    assertThat(store.drainChanged()).contains(RangeKey.serviceIps("wide", IpFamily.IPV4), RangeKey.nodePorts());
+    assertThat(store.allocations()).allSatisfy(a -> assertThat(a.sinceEpochSeconds()).as("keeps its time")
+        .isEqualTo(1000));
+    assertThat(store.adopt(RangeKey.Kind.SERVICE_IPS, "10.0.9.9", null, created).join()).as("not held").isFalse();
+  }
+
+  @Test
+  void aRecordWithAUidIsNotHandedToANewObjectOfTheSameName() {
+    InMemoryAllocationStore store = store();
+    Holder first = Holder.service("default", "web", "uid-1");
+    IpAddress address = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false))
+        .join().ips().get(0).address();
+    assertThat(store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join()
+        .ips().get(0).address()).as("CREATE retried before the object exists: the same address").isEqualTo(address);
+    store.adopt(RangeKey.Kind.SERVICE_IPS, address.toString(), web, first).join();
+    assertThat(store.reserve(ReservationRequest.ips(first, List.of(IpClaim.kept(address)), false)).join()
+        .ips().get(0).alreadyHeld()).as("an UPDATE of that object").isTrue();
+    IpAddress next = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false))
+        .join().ips().get(0).address();
+    assertThat(next).as("a CREATE under the same name is a new object").isNotEqualTo(address);
+    assertThat(store.releaseIp(address, Holder.service("default", "web", "uid-2")).join()).isFalse();
+    assertThat(store.releaseIp(address, first).join()).isTrue();
   }
 }

@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -28,6 +29,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
@@ -55,6 +57,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final Map<IpAddress, Held> addressHolders = new HashMap<>();
   private final Map<String, Map<IpFamily, IpAddress>> addressesByHolder = new HashMap<>();
   private final Map<Integer, Held> portHolders = new HashMap<>();
+  private final Map<String, Set<Integer>> portsByHolder = new HashMap<>();
   private final Map<String, Long> nodesSince = new HashMap<>();
   private final Set<RangeKey> changed = new LinkedHashSet<>();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
@@ -187,9 +190,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
         }
       }
       List<PortAssignment> ports = new ArrayList<>();
+      // A dynamic claim may reuse a port the object holds (an admission retried after its first
+      // attempt was partly stored), but never one another claim of the request names.
+      Set<Integer> named = new HashSet<>();
+      request.ports().forEach(c -> named.add(c.requested()));
       for (PortClaim claim : request.ports()) {
         try {
-          ports.add(reservePort(request.holder(), claim, request.dryRun(), takenPorts));
+          PortAssignment assignment = reservePort(request.holder(), claim, request.dryRun(), takenPorts, named);
+          named.add(assignment.port());
+          ports.add(assignment);
         } catch (AllocationException e) {
           if (!claim.kept()) {
             throw e.forClaim(claim);
@@ -259,10 +268,16 @@ public final class InMemoryAllocationStore implements AllocationStore {
     return new IpAssignment(address, home, Scope.STATIC, false);
   }
 
-  private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken) {
+  private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken,
+      Set<Integer> notReusable) {
     requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
+      for (int held : portsByHolder.getOrDefault(key(holder), Set.of())) {
+        if (!notReusable.contains(held) && portHolders.get(held).holder().isSameObject(holder)) {
+          return new PortAssignment(held, range, Scope.DYNAMIC, true);
+        }
+      }
       int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
       if (port < 0) {
         throw new RangeFullException("NodePort", range);
@@ -400,7 +415,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
             || !Objects.equals(held == null ? null : held.holder(), recorded)) {
           return CompletableFuture.completedFuture(false);
         }
-        portHolders.put(port, new Held(owner, held == null ? now() : held.since()));
+        recordPort(port, new Held(owner, held == null ? now() : held.since()));
         changed.add(RangeKey.nodePorts());
       }
       case POD_CIDRS -> {
@@ -512,6 +527,29 @@ public final class InMemoryAllocationStore implements AllocationStore {
     return keys;
   }
 
+  /**
+   * A new, empty store that serves only {@code key}'s range, defined as here (same NodePort range,
+   * randomness and clock): the reconciler rebuilds a range's state in one from what the cluster
+   * holds, then exports it.
+   */
+  public synchronized InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+    InMemoryAllocationStore copy = new InMemoryAllocationStore(nodePorts.range(), random, clock);
+    switch (key.kind()) {
+      case SERVICE_IPS -> {
+        ServiceIpPool pool = pools.get(key.family());
+        Cidr cidr = pool == null ? null : pool.ranges().get(key.name());
+        if (cidr == null) {
+          throw new IllegalArgumentException("no Service range " + key);
+        }
+        copy.addServiceRange(key.name(), cidr);
+      }
+      case NODE_PORTS -> { }
+      case POD_CIDRS -> copy.addClusterCidr(podCidrs.clusterCidr(key.name())
+          .orElseThrow(() -> new IllegalArgumentException("no ClusterCIDR " + key.name())));
+    }
+    return copy;
+  }
+
   /** One range's state, to be persisted. */
   public synchronized RangeState export(RangeKey key) {
     return switch (key.kind()) {
@@ -610,6 +648,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private void restoreNodePorts(List<RangeState> states, Map<RangeKey, String> rejected) {
     nodePorts.restore(new byte[0]);
     portHolders.clear();
+    portsByHolder.clear();
     for (RangeState state : states) {
       try {
         if (!nodePorts.range().toString().equals(state.range())) {
@@ -626,7 +665,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
           }
         }
         nodePorts.restore(state.allocation());
-        portHolders.putAll(held);
+        held.forEach(this::recordPort);
       } catch (IllegalArgumentException e) {
         rejected.put(state.key(), e.getMessage());
       }
@@ -785,13 +824,34 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private void holdPort(int port, Holder holder) {
-    portHolders.put(port, new Held(holder, now()));
+    recordPort(port, new Held(holder, now()));
     changed.add(RangeKey.nodePorts());
+  }
+
+  private void recordPort(int port, Held held) {
+    forgetPort(port);
+    portHolders.put(port, held);
+    if (held.holder().isNamed()) {
+      portsByHolder.computeIfAbsent(key(held.holder()), k -> new TreeSet<>()).add(port);
+    }
+  }
+
+  private void forgetPort(int port) {
+    Held held = portHolders.remove(port);
+    if (held != null && held.holder().isNamed()) {
+      Set<Integer> ports = portsByHolder.get(key(held.holder()));
+      if (ports != null) {
+        ports.remove(port);
+        if (ports.isEmpty()) {
+          portsByHolder.remove(key(held.holder()));
+        }
+      }
+    }
   }
 
   private void freePort(int port) {
     nodePorts.release(port);
-    portHolders.remove(port);
+    forgetPort(port);
     changed.add(RangeKey.nodePorts());
   }
 

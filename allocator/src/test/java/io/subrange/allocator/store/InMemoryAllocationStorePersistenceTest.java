@@ -215,4 +215,26 @@ class InMemoryAllocationStorePersistenceTest {
     assertThat(store.releaseIp(address, Holder.service("default", "web", "uid-2")).join()).isFalse();
     assertThat(store.releaseIp(address, first).join()).isTrue();
   }
+
+  @Test
+  void aRetriedRequestGetsBackThePortsItsObjectHolds() {
+    InMemoryAllocationStore store = store();
+    ReservationRequest create = new ReservationRequest(web, List.of(), List.of(PortClaim.dynamic(), PortClaim.dynamic()),
+        false);
+    Reservation first = store.reserve(create).join();
+    Reservation again = store.reserve(create).join();
+    assertThat(again.ports()).extracting(PortAssignment::port)
+        .containsExactlyElementsOf(first.ports().stream().map(PortAssignment::port).toList());
+    assertThat(again.ports()).allSatisfy(p -> assertThat(p.alreadyHeld()).isTrue());
+
+    int kept = first.ports().get(1).port();
+    Reservation update = store.reserve(new ReservationRequest(web, List.of(),
+        List.of(PortClaim.dynamic(), PortClaim.kept(kept)), false)).join();
+    assertThat(update.ports().get(0).port()).as("never the port another claim names")
+        .isEqualTo(first.ports().get(0).port());
+    assertThat(store.reserve(new ReservationRequest(api, List.of(), List.of(PortClaim.dynamic()), false)).join()
+        .ports().get(0).port()).as("another object gets a new port")
+        .isNotIn(first.ports().get(0).port(), kept);
+    assertThat(store.allocations()).hasSize(3);
+  }
 }

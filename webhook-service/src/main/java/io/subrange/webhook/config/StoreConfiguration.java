@@ -1,8 +1,18 @@
 package io.subrange.webhook.config;
 
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.webhook.store.ConfigMapAllocationStore;
+import io.subrange.webhook.store.InProcessStateRebuild;
+import io.subrange.webhook.store.RebuildableStore;
+import io.subrange.webhook.store.StoreMetrics;
+import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -11,12 +21,75 @@ import org.springframework.context.annotation.Configuration;
 class StoreConfiguration {
 
   @Bean
-  AllocationStore allocationStore(SubrangeProperties properties) {
+  AllocationStore allocationStore(SubrangeProperties properties, ObjectProvider<KubernetesClient> clients,
+      MeterRegistry registry) {
+    // Dynamic start offsets need only be spread out, not secret.
+    // Ranges are added by RangeSync: from the configuration, or from range objects.
+    InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
+        ThreadLocalRandomGenerator.INSTANCE);
+    KubernetesClient client = clients.getIfAvailable();
     return switch (properties.store()) {
-      // Dynamic start offsets need only be spread out, not secret.
-      // Ranges are added by RangeSync: from the configuration, or from range objects.
-      case MEMORY -> new InMemoryAllocationStore(properties.service().nodePortRange(),
-          ThreadLocalRandomGenerator.INSTANCE);
+      case MEMORY -> {
+        if (properties.role() != SubrangeProperties.Role.ALL) {
+          throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
+              + " subrange.role=all (it is " + properties.role().name().toLowerCase() + "); replicas and a separate"
+              + " reconciler share state with subrange.store=kubernetes");
+        }
+        yield engine;
+      }
+      case KUBERNETES -> {
+        if (client == null) {
+          throw new IllegalStateException("subrange.store=kubernetes keeps allocations in ConfigMaps, so it needs"
+              + " the Kubernetes API: set subrange.kubernetes.enabled=true");
+        }
+        Duration budget = commitBudget(properties);
+        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, storeClient(client, budget),
+            namespace(properties, client), budget, new StoreMetrics(registry));
+        store.start(properties.kubernetes().startupTimeout());
+        yield store;
+      }
     };
+  }
+
+  /**
+   * What the reconciler rebuilds: the ConfigMap store's missing ranges, or with the memory store
+   * everything, once at start, from what the cluster holds (absent without the API).
+   */
+  @Bean
+  RebuildableStore rebuildableStore(AllocationStore store, ObjectProvider<KubernetesClient> clients) {
+    if (store instanceof RebuildableStore rebuildable) {
+      return rebuildable;
+    }
+    if (clients.getIfAvailable() != null && store instanceof InMemoryAllocationStore engine) {
+      return new InProcessStateRebuild(engine);
+    }
+    return null;
+  }
+
+  /** The namespace subrange keeps its state and Lease in: configured, or the client's (the pod's). */
+  static String namespace(SubrangeProperties properties, KubernetesClient client) {
+    if (!properties.kubernetes().namespace().isBlank()) {
+      return properties.kubernetes().namespace();
+    }
+    String own = client.getNamespace();
+    return own == null || own.isBlank() ? "default" : own;
+  }
+
+  /** Most of the admission timeout: the store answers 503 itself, before the admission layer gives up. */
+  static Duration commitBudget(SubrangeProperties properties) {
+    return properties.admission().timeout().multipliedBy(4).dividedBy(5);
+  }
+
+  /**
+   * The store's own client: no retries inside the client (the committer retries, and a retried
+   * write must use a new resourceVersion), and requests that give up in time to try again.
+   */
+  private static KubernetesClient storeClient(KubernetesClient shared, Duration budget) {
+    int timeout = (int) Math.max(500, budget.toMillis() / 2);
+    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(shared.getConfiguration())
+        .withRequestRetryBackoffLimit(0)
+        .withRequestTimeout(timeout)
+        .withConnectionTimeout(timeout)
+        .build()).build();
   }
 }

@@ -25,14 +25,39 @@ public record SubrangeProperties(
     @Valid @NotNull @DefaultValue Service service,
     @Valid @NotNull @DefaultValue Pod pod,
     @NotNull @DefaultValue("memory") StoreKind store,
+    @NotNull @DefaultValue("all") Role role,
     @Valid @NotNull @DefaultValue Admission admission,
     @Valid @NotNull @DefaultValue Tls tls,
-    @Valid @NotNull @DefaultValue Kubernetes kubernetes) {
+    @Valid @NotNull @DefaultValue Kubernetes kubernetes,
+    @Valid @NotNull @DefaultValue Reconciler reconciler) {
 
   /** Where allocations are kept. */
   public enum StoreKind {
-    /** In this process only: lost on restart. For local runs and tests. */
-    MEMORY
+    /**
+     * In this process only, for one replica: lost on restart, and loaded from the cluster by the
+     * in-process reconciler before anything is handed out (when the API is used).
+     */
+    MEMORY,
+    /** ConfigMaps in subrange's namespace, shared by every replica (see ConfigMapAllocationStore). */
+    KUBERNETES
+  }
+
+  /** What this process does. */
+  public enum Role {
+    /** Admission webhook and reconciler in one process: local runs, one replica. */
+    ALL,
+    /** Admission only; many replicas may run. */
+    WEBHOOK,
+    /** The reconciler only (the sidecar); one of them leads at a time (a Lease). */
+    RECONCILER;
+
+    public boolean admits() {
+      return this != RECONCILER;
+    }
+
+    public boolean reconciles() {
+      return this != WEBHOOK;
+    }
   }
 
   /**
@@ -84,11 +109,31 @@ public record SubrangeProperties(
    *     configuration alone, as when their CRDs are not installed
    * @param startupTimeout how long startup waits for the API before giving up
    * @param reconcileInterval how often range objects' finalizers and status are brought up to date
+   * @param namespace subrange's own namespace, where the store's ConfigMaps and the reconciler's
+   *     Lease live; empty for the client's (the pod's namespace in a cluster)
    */
   public record Kubernetes(
       @DefaultValue("true") boolean enabled,
       @NotNull @DefaultValue("30s") Duration startupTimeout,
-      @NotNull @DefaultValue("5s") Duration reconcileInterval) {
+      @NotNull @DefaultValue("5s") Duration reconcileInterval,
+      @NotNull @DefaultValue("") String namespace) {
+  }
+
+  /**
+   * The reconciler: releases what deleted and changed objects gave up, frees what nothing owns,
+   * repairs and rebuilds state from the cluster.
+   *
+   * @param orphanGrace how long a value may be held with no object carrying it before it is freed
+   *     (an object may still be on its way through admission)
+   * @param interval how often the whole cluster is compared with the store
+   * @param leaseName the Lease that elects the one reconciler that acts
+   * @param leaseDuration how long a leader's Lease lasts without renewal
+   */
+  public record Reconciler(
+      @NotNull @DefaultValue("60s") Duration orphanGrace,
+      @NotNull @DefaultValue("10s") Duration interval,
+      @NotEmpty @DefaultValue("subrange-reconciler") String leaseName,
+      @NotNull @DefaultValue("15s") Duration leaseDuration) {
   }
 
   /**

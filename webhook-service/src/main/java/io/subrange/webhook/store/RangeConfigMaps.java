@@ -1,0 +1,455 @@
+package io.subrange.webhook.store;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.subrange.allocator.band.SparseAllocationSet;
+import io.subrange.allocator.ip.ServiceIpRange;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.RangeState;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * How a range's {@link RangeState} is kept in ConfigMaps, and read back.
+ *
+ * <p>A range is split into a fixed number of shards, so no ConfigMap nears the 1 MiB limit:
+ * ranges with a bitmap (up to 2^24 addresses, and NodePorts) by blocks of offsets (at least
+ * {@value #MIN_SHARD_SPAN}, at most 128 blocks), sparse IPv6 ranges by offset hash into
+ * {@value #SPARSE_SHARDS}, pod CIDRs in one. Every shard of a range exists once its state is
+ * known, so a missing one means the state is lost and must be rebuilt, never that it was empty.
+ * Each shard holds:
+ * <ul>
+ *   <li>{@code binaryData.allocation}: the allocator's bytes for its part (RangeAllocation data
+ *       relative to the shard's first offset; the sparse encoding for sparse ranges);
+ *   <li>{@code binaryData.holders.gz}: who holds each value and since when, one line per value;
+ *   <li>labels naming the kind, range and family (to list and watch them), and annotations with
+ *       the range, encoding, static band and shard.
+ * </ul>
+ */
+public final class RangeConfigMaps {
+
+  public static final String PART_OF = "app.kubernetes.io/part-of";
+  public static final String KIND_LABEL = "subrange.io/range-kind";
+  public static final String RANGE_LABEL = "subrange.io/range-id";
+  public static final String FAMILY_LABEL = "subrange.io/family";
+  static final String NAME_ANNOTATION = "subrange.io/range-name";
+  static final String RANGE_ANNOTATION = "subrange.io/range";
+  static final String ENCODING_ANNOTATION = "subrange.io/encoding";
+  static final String STATIC_BAND_ANNOTATION = "subrange.io/static-band";
+  static final String SHARD_ANNOTATION = "subrange.io/shard";
+  static final String SHARD_SPAN_ANNOTATION = "subrange.io/shard-span";
+  static final String ALLOCATION = "allocation";
+  static final String HOLDERS = "holders.gz";
+
+  /**
+   * Offsets per shard of a bitmap range, at least: 1 KiB of bits, and holders within about 300 KiB
+   * when every offset is taken by a long-named Service.
+   */
+  static final int MIN_SHARD_SPAN = 1 << 13;
+  static final int MAX_BITMAP_SHARDS = 128;
+  static final int SPARSE_SHARDS = 16;
+
+  private RangeConfigMaps() {
+  }
+
+  // ---- names and labels -------------------------------------------------------------------
+
+  /** The label value for a kind: service-ips, node-ports, pod-cidrs. */
+  public static String kindLabel(RangeKey.Kind kind) {
+    return kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  /** The label selector that finds every shard of a range. */
+  public static Map<String, String> selector(RangeKey key) {
+    Map<String, String> labels = selector(key.kind(), key.family());
+    labels.put(RANGE_LABEL, rangeId(key.name()));
+    return labels;
+  }
+
+  /** The label selector that finds every shard of every range of one kind (and family). */
+  public static Map<String, String> selector(RangeKey.Kind kind, IpFamily family) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(PART_OF, "subrange");
+    labels.put(KIND_LABEL, kindLabel(kind));
+    if (family != null) {
+      labels.put(FAMILY_LABEL, family.kubernetesName().toLowerCase(Locale.ROOT));
+    }
+    return labels;
+  }
+
+  /** Whether a shard already says what {@code desired} says (labels, annotations, data). */
+  public static boolean sameContent(ConfigMap stored, ConfigMap desired) {
+    return Objects.equals(stored.getBinaryData(), desired.getBinaryData())
+        && Objects.equals(stored.getMetadata().getAnnotations(), desired.getMetadata().getAnnotations())
+        && Objects.equals(stored.getMetadata().getLabels(), desired.getMetadata().getLabels());
+  }
+
+  /** The ConfigMap name of a shard: subrange-service-ips-kubernetes-ipv4-0. */
+  public static String name(RangeKey key, int shard) {
+    String family = key.family() == null ? "" : "-" + key.family().kubernetesName().toLowerCase(Locale.ROOT);
+    return "subrange-" + kindLabel(key.kind()) + "-" + rangeId(key.name()) + family + "-" + shard;
+  }
+
+  /** A range name as a label value (at most 63 characters): itself, or a prefix and a hash. */
+  static String rangeId(String name) {
+    if (name.length() <= 40) {
+      return name;
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+      return name.substring(0, 30).replaceAll("[^a-z0-9]$", "x") + "-" + HexFormat.of().formatHex(digest, 0, 5);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // ---- writing ----------------------------------------------------------------------------
+
+  /** How many shards a range has, and how many offsets each covers (bitmaps only). */
+  record Layout(int shards, long span) {
+
+    static Layout of(RangeKey key, String encoding, String range) {
+      return switch (encoding) {
+        case RangeState.RANGE_ALLOCATION -> {
+          long size = key.kind() == RangeKey.Kind.NODE_PORTS ? PortRange.parse(range).size()
+              : ServiceIpRange.of(Cidr.parse(range)).size();
+          long span = Math.max(MIN_SHARD_SPAN, (size + MAX_BITMAP_SHARDS - 1) / MAX_BITMAP_SHARDS);
+          span = (span + 63) / 64 * 64;
+          yield new Layout((int) Math.max(1, (size + span - 1) / span), span);
+        }
+        case RangeState.SPARSE -> new Layout(SPARSE_SHARDS, 0);
+        case RangeState.NODE_LEDGER -> new Layout(1, 0);
+        default -> throw new IllegalArgumentException("unknown encoding " + encoding);
+      };
+    }
+  }
+
+  /** Every shard of a state, by shard index. */
+  public static Map<Integer, ConfigMap> encode(RangeState state, String namespace) {
+    Layout layout = Layout.of(state.key(), state.encoding(), state.range());
+    Map<Integer, byte[]> allocations = new TreeMap<>();
+    switch (state.encoding()) {
+      case RangeState.RANGE_ALLOCATION -> {
+        BitSet bits = bitsOf(state.allocation());
+        for (int shard = 0; shard < layout.shards(); shard++) {
+          allocations.put(shard, bytesOf(bits.get((int) (shard * layout.span()), (int) ((shard + 1) * layout.span()))));
+        }
+      }
+      case RangeState.SPARSE -> {
+        Map<Integer, List<Long>> byShard = new TreeMap<>();
+        for (long offset : SparseAllocationSet.decodeSnapshot(state.allocation())) {
+          byShard.computeIfAbsent(sparseShard(offset), s -> new ArrayList<>()).add(offset);
+        }
+        for (int shard = 0; shard < layout.shards(); shard++) {
+          allocations.put(shard, SparseAllocationSet.encodeSnapshot(byShard.getOrDefault(shard, List.of()).stream()
+              .mapToLong(Long::longValue).toArray()));
+        }
+      }
+      default -> allocations.put(0, new byte[0]);  // node ledger: the entries are the state
+    }
+    Map<Integer, List<RangeState.Entry>> entries = new TreeMap<>();
+    Offsets offsets = Offsets.of(state, layout);
+    for (RangeState.Entry entry : state.entries()) {
+      entries.computeIfAbsent(offsets.shardOf(entry.value()), s -> new ArrayList<>()).add(entry);
+    }
+    Map<Integer, ConfigMap> shards = new TreeMap<>();
+    for (int shard = 0; shard < layout.shards(); shard++) {
+      shards.put(shard, configMap(state, namespace, layout, shard, allocations.get(shard),
+          entries.getOrDefault(shard, List.of())));
+    }
+    return shards;
+  }
+
+  private static ConfigMap configMap(RangeState state, String namespace, Layout layout, int shard, byte[] allocation,
+      List<RangeState.Entry> entries) {
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName(name(state.key(), shard))
+        .withNamespace(namespace)
+        .withLabels(selector(state.key()))
+        .addToAnnotations(NAME_ANNOTATION, state.key().name())
+        .addToAnnotations(RANGE_ANNOTATION, state.range())
+        .addToAnnotations(ENCODING_ANNOTATION, state.encoding())
+        .addToAnnotations(STATIC_BAND_ANNOTATION, Long.toString(state.staticBandSize()))
+        .addToAnnotations(SHARD_ANNOTATION, shard + "/" + layout.shards())
+        .addToAnnotations(SHARD_SPAN_ANNOTATION, Long.toString(layout.span()))
+        .endMetadata()
+        .addToBinaryData(ALLOCATION, Base64.getEncoder().encodeToString(allocation))
+        .addToBinaryData(HOLDERS, Base64.getEncoder().encodeToString(gzip(ledger(entries))))
+        .build();
+  }
+
+  // ---- reading ----------------------------------------------------------------------------
+
+  /**
+   * The state of a range from its shards (other ConfigMaps in the list are ignored).
+   *
+   * @throws IllegalArgumentException when a shard is missing, corrupt, or disagrees with the
+   *     others about the range, encoding or layout; the state must then be rebuilt
+   */
+  public static RangeState decode(RangeKey key, List<ConfigMap> configMaps) {
+    Map<String, ConfigMap> byName = new HashMap<>();
+    configMaps.forEach(c -> byName.put(c.getMetadata().getName(), c));
+    return decode(key, byName::get);
+  }
+
+  /** As {@link #decode(RangeKey, List)}, looking shards up by name. */
+  public static RangeState decode(RangeKey key, Function<String, ConfigMap> byName) {
+    ConfigMap head = byName.apply(name(key, 0));
+    if (head == null) {
+      throw new IllegalArgumentException("ConfigMap " + name(key, 0) + " is missing");
+    }
+    String range = annotation(head, RANGE_ANNOTATION);
+    String encoding = annotation(head, ENCODING_ANNOTATION);
+    String staticBand = annotation(head, STATIC_BAND_ANNOTATION);
+    Layout layout;
+    try {
+      layout = Layout.of(key, encoding, range);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("ConfigMap " + name(key, 0) + ": " + e.getMessage(), e);
+    }
+    BitSet bits = new BitSet();
+    List<Long> sparse = new ArrayList<>();
+    List<RangeState.Entry> entries = new ArrayList<>();
+    for (int index = 0; index < layout.shards(); index++) {
+      String name = name(key, index);
+      ConfigMap shard = byName.apply(name);
+      if (shard == null) {
+        throw new IllegalArgumentException("ConfigMap " + name + " is missing (shard " + index + " of "
+            + layout.shards() + ")");
+      }
+      String expectedShard = index + "/" + layout.shards();
+      if (!range.equals(annotation(shard, RANGE_ANNOTATION)) || !encoding.equals(annotation(shard, ENCODING_ANNOTATION))
+          || !staticBand.equals(annotation(shard, STATIC_BAND_ANNOTATION))
+          || !expectedShard.equals(annotation(shard, SHARD_ANNOTATION))
+          || !Long.toString(layout.span()).equals(annotation(shard, SHARD_SPAN_ANNOTATION))) {
+        throw new IllegalArgumentException("ConfigMap " + name + " does not belong with " + name(key, 0) + " (range "
+            + annotation(shard, RANGE_ANNOTATION) + ", shard " + annotation(shard, SHARD_ANNOTATION) + "; expected "
+            + range + ", shard " + expectedShard + ")");
+      }
+      byte[] allocation = binary(shard, ALLOCATION);
+      try {
+        switch (encoding) {
+          case RangeState.RANGE_ALLOCATION -> {
+            BitSet part = bitsOf(allocation);
+            if (part.length() > layout.span()) {
+              throw new IllegalArgumentException("its bitmap is longer than its " + layout.span() + " offsets");
+            }
+            long base = index * layout.span();
+            part.stream().forEach(bit -> bits.set((int) (base + bit)));
+          }
+          case RangeState.SPARSE -> {
+            for (long offset : SparseAllocationSet.decodeSnapshot(allocation)) {
+              if (sparseShard(offset) != index) {
+                throw new IllegalArgumentException("offset " + Long.toUnsignedString(offset) + " belongs in shard "
+                    + sparseShard(offset));
+              }
+              sparse.add(offset);
+            }
+          }
+          default -> { }
+        }
+      } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
+        throw new IllegalArgumentException("ConfigMap " + name + ": allocation data is corrupt: " + e.getMessage(), e);
+      }
+      entries.addAll(unledger(gunzip(binary(shard, HOLDERS), name), name));
+    }
+    byte[] allocation = switch (encoding) {
+      case RangeState.RANGE_ALLOCATION -> bytesOf(bits);
+      case RangeState.SPARSE -> SparseAllocationSet.encodeSnapshot(sparse.stream().sorted(Long::compareUnsigned)
+          .mapToLong(Long::longValue).toArray());
+      default -> new byte[0];
+    };
+    long band;
+    try {
+      band = Long.parseLong(staticBand);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("ConfigMap " + name(key, 0) + ": static band " + staticBand + " is not a number");
+    }
+    return new RangeState(key, range, encoding, band, allocation, entries);
+  }
+
+  /** The names of every shard of a range whose head is {@code head}; empty when it cannot tell. */
+  public static List<String> shardNames(RangeKey key, ConfigMap head) {
+    try {
+      Layout layout = Layout.of(key, annotation(head, ENCODING_ANNOTATION), annotation(head, RANGE_ANNOTATION));
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < layout.shards(); i++) {
+        names.add(name(key, i));
+      }
+      return names;
+    } catch (IllegalArgumentException e) {
+      return List.of();
+    }
+  }
+
+  /** The range a shard belongs to, from its labels and annotations; empty when it is not one of ours. */
+  public static Optional<RangeKey> keyOf(ConfigMap configMap) {
+    Map<String, String> labels = configMap.getMetadata().getLabels();
+    Map<String, String> annotations = configMap.getMetadata().getAnnotations();
+    if (labels == null || annotations == null || annotations.get(NAME_ANNOTATION) == null) {
+      return Optional.empty();
+    }
+    String name = annotations.get(NAME_ANNOTATION);
+    String kind = labels.getOrDefault(KIND_LABEL, "");
+    try {
+      return Optional.of(switch (kind) {
+        case "service-ips" -> RangeKey.serviceIps(name, IpFamily.valueOf(labels.getOrDefault(FAMILY_LABEL, "")
+            .toUpperCase(Locale.ROOT)));
+        case "node-ports" -> RangeKey.nodePorts();
+        case "pod-cidrs" -> RangeKey.podCidrs(name);
+        default -> null;
+      });
+    } catch (IllegalArgumentException | NullPointerException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static String annotation(ConfigMap map, String name) {
+    String value = map.getMetadata().getAnnotations() == null ? null : map.getMetadata().getAnnotations().get(name);
+    if (value == null) {
+      throw new IllegalArgumentException("ConfigMap " + map.getMetadata().getName() + " has no " + name + " annotation");
+    }
+    return value;
+  }
+
+  private static byte[] binary(ConfigMap map, String key) {
+    String value = map.getBinaryData() == null ? null : map.getBinaryData().get(key);
+    if (value == null) {
+      throw new IllegalArgumentException("ConfigMap " + map.getMetadata().getName() + " has no binaryData " + key);
+    }
+    try {
+      return Base64.getDecoder().decode(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("ConfigMap " + map.getMetadata().getName() + ": binaryData " + key
+          + " is not base64", e);
+    }
+  }
+
+  // ---- the pieces -------------------------------------------------------------------------
+
+  /** RangeAllocation bytes (big-endian number, bit i = offset i) as a BitSet. */
+  static BitSet bitsOf(byte[] bigEndian) {
+    byte[] littleEndian = bigEndian.clone();
+    for (int i = 0, j = littleEndian.length - 1; i < j; i++, j--) {
+      byte t = littleEndian[i];
+      littleEndian[i] = littleEndian[j];
+      littleEndian[j] = t;
+    }
+    return BitSet.valueOf(littleEndian);
+  }
+
+  /** A BitSet as minimal RangeAllocation bytes. */
+  static byte[] bytesOf(BitSet bits) {
+    byte[] littleEndian = bits.toByteArray();  // already without trailing zero bytes
+    byte[] bigEndian = new byte[littleEndian.length];
+    for (int i = 0; i < littleEndian.length; i++) {
+      bigEndian[i] = littleEndian[littleEndian.length - 1 - i];
+    }
+    return bigEndian;
+  }
+
+  static int sparseShard(long offset) {
+    return (int) ((offset * 0x9E3779B97F4A7C15L) >>> 60) % SPARSE_SHARDS;
+  }
+
+  /** One line per value: value, holder kind, namespace, name, uid, since ("-" for unknown). */
+  static byte[] ledger(List<RangeState.Entry> entries) {
+    StringBuilder text = new StringBuilder();
+    for (RangeState.Entry e : entries) {
+      Holder h = e.holder();
+      text.append(e.value()).append('\t')
+          .append(h == null ? "-" : h.kind()).append('\t')
+          .append(h == null ? "" : h.namespace()).append('\t')
+          .append(h == null ? "" : h.name()).append('\t')
+          .append(h == null ? "" : h.uid()).append('\t')
+          .append(e.sinceEpochSeconds()).append('\n');
+    }
+    return text.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  static List<RangeState.Entry> unledger(byte[] ledger, String where) {
+    List<RangeState.Entry> entries = new ArrayList<>();
+    for (String line : new String(ledger, StandardCharsets.UTF_8).split("\n")) {
+      if (line.isEmpty()) {
+        continue;
+      }
+      String[] f = line.split("\t", -1);
+      if (f.length != 6) {
+        throw new IllegalArgumentException("ConfigMap " + where + ": holder line \"" + line + "\" is malformed");
+      }
+      Holder holder = f[1].equals("-") ? null : new Holder(f[1], f[2], f[3], f[4]);
+      entries.add(new RangeState.Entry(f[0], holder, Long.parseLong(f[5])));
+    }
+    return entries;
+  }
+
+  static byte[] gzip(byte[] data) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
+      zip.write(data);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  static byte[] gunzip(byte[] data, String where) {
+    try (GZIPInputStream zip = new GZIPInputStream(new ByteArrayInputStream(data))) {
+      return zip.readAllBytes();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("ConfigMap " + where + ": holders are not gzip data: " + e.getMessage(), e);
+    }
+  }
+
+  /** Which shard a value's holder line goes to: the shard of the value's offset. */
+  private record Offsets(RangeState state, Layout layout, ServiceIpRange ips, PortRange ports) {
+
+    static Offsets of(RangeState state, Layout layout) {
+      return switch (state.key().kind()) {
+        case SERVICE_IPS -> new Offsets(state, layout, ServiceIpRange.of(Cidr.parse(state.range())), null);
+        case NODE_PORTS -> new Offsets(state, layout, null, PortRange.parse(state.range()));
+        case POD_CIDRS -> new Offsets(state, layout, null, null);
+      };
+    }
+
+    int shardOf(String value) {
+      if (ips != null) {
+        long offset = ips.offsetOf(IpAddress.parse(value));
+        if (offset == ServiceIpRange.NOT_ASSIGNABLE) {
+          throw new IllegalArgumentException(value + " is not in " + state.range());
+        }
+        return state.encoding().equals(RangeState.SPARSE) ? sparseShard(offset) : (int) (offset / layout.span());
+      }
+      if (ports != null) {
+        return (int) ((Integer.parseInt(value) - ports.first()) / layout.span());
+      }
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package io.subrange.webhook.store;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the ConfigMap store does, for {@code /metrics}:
+ * <ul>
+ *   <li>{@code subrange_store_commits_total}: group commits (one pass of the committer);
+ *   <li>{@code subrange_store_committed_requests_total}: requests made durable;
+ *   <li>{@code subrange_store_batch_requests}: requests per commit (a summary);
+ *   <li>{@code subrange_store_configmap_writes_total{result}}: ConfigMap writes, by
+ *       {@code ok}, {@code conflict} (another writer was first) or {@code error};
+ *   <li>{@code subrange_store_configmap_writes_saved_total}: writes group commit saved: what
+ *       the committed requests would have written one by one, less what was written;
+ *   <li>{@code subrange_store_reloads_total}: re-reads of stored state after a failed write;
+ *   <li>{@code subrange_store_commit_duration_seconds}: from a request's arrival to its durable
+ *       answer;
+ *   <li>{@code subrange_store_unavailable_total}: requests answered 503.
+ * </ul>
+ */
+public final class StoreMetrics {
+
+  private static final String PREFIX = "subrange.store.";
+
+  private final Counter commits;
+  private final Counter committed;
+  private final DistributionSummary batchSize;
+  private final Counter writesOk;
+  private final Counter writesConflict;
+  private final Counter writesError;
+  private final Counter writesSaved;
+  private final Counter reloads;
+  private final Counter unavailable;
+  private final Timer commitDuration;
+  private final AtomicLong totalWritesOk = new AtomicLong();
+  private final AtomicLong totalWritesSaved = new AtomicLong();
+
+  public StoreMetrics(MeterRegistry registry) {
+    commits = Counter.builder(PREFIX + "commits").description("Group commits").register(registry);
+    committed = Counter.builder(PREFIX + "committed.requests").description("Requests made durable")
+        .register(registry);
+    batchSize = DistributionSummary.builder(PREFIX + "batch.requests").description("Requests per group commit")
+        .register(registry);
+    writesOk = writes(registry, "ok");
+    writesConflict = writes(registry, "conflict");
+    writesError = writes(registry, "error");
+    writesSaved = Counter.builder(PREFIX + "configmap.writes.saved")
+        .description("ConfigMap writes group commit saved").register(registry);
+    reloads = Counter.builder(PREFIX + "reloads").description("Reloads of stored state after a failed write")
+        .register(registry);
+    unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
+    commitDuration = Timer.builder(PREFIX + "commit.duration").description("Arrival to durable answer")
+        .publishPercentileHistogram().register(registry);
+  }
+
+  /** Metrics nobody reads, for tests and tools. */
+  public static StoreMetrics unregistered() {
+    return new StoreMetrics(new SimpleMeterRegistry());
+  }
+
+  private static Counter writes(MeterRegistry registry, String result) {
+    return Counter.builder(PREFIX + "configmap.writes").description("ConfigMap writes by result")
+        .tag("result", result).register(registry);
+  }
+
+  void commit(int requests, int writesAlone, int writesDone) {
+    commits.increment();
+    committed.increment(requests);
+    batchSize.record(requests);
+    long saved = Math.max(0, writesAlone - writesDone);
+    writesSaved.increment(saved);
+    totalWritesSaved.addAndGet(saved);
+  }
+
+  void write(WriteResult result) {
+    switch (result) {
+      case OK -> {
+        writesOk.increment();
+        totalWritesOk.incrementAndGet();
+      }
+      case CONFLICT -> writesConflict.increment();
+      case ERROR -> writesError.increment();
+    }
+  }
+
+  void reload() {
+    reloads.increment();
+  }
+
+  void unavailable() {
+    unavailable.increment();
+  }
+
+  void answered(Duration sinceArrival) {
+    commitDuration.record(sinceArrival);
+  }
+
+  /** Successful ConfigMap writes so far. */
+  public long writes() {
+    return totalWritesOk.get();
+  }
+
+  /** Writes saved by group commit so far. */
+  public long writesSaved() {
+    return totalWritesSaved.get();
+  }
+
+  enum WriteResult { OK, CONFLICT, ERROR }
+}

@@ -1,0 +1,229 @@
+package io.subrange.webhook.store;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.RangeState;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What {@link ConfigMapAllocationStore} knows of the stored shards: the newest version seen of
+ * each (from writes, reloads and the watch), the version the engine's picture was loaded from
+ * (writes compare-and-swap on that one, never on a newer one the engine has not seen), which
+ * kinds must be loaded again, and which ranges cannot be used and why.
+ *
+ * <p>Only the committer thread loads the engine ({@link #refresh}); the watch only records what
+ * it saw and asks for a reload.
+ */
+final class StoredShards {
+
+  private static final Logger log = LoggerFactory.getLogger(StoredShards.class);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final StoreMetrics metrics;
+  private final Map<String, ConfigMap> latest = new ConcurrentHashMap<>();
+  private final Map<String, ConfigMap> loaded = new ConcurrentHashMap<>();
+  private final Set<Scope> stale = ConcurrentHashMap.newKeySet();
+  private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
+
+  StoredShards(KubernetesClient client, String namespace, StoreMetrics metrics) {
+    this.client = client;
+    this.namespace = namespace;
+    this.metrics = metrics;
+  }
+
+  /** The version of a shard the engine reflects; null when the engine has none. */
+  ConfigMap loaded(String name) {
+    return loaded.get(name);
+  }
+
+  /** The newest version seen of a shard; null when it does not exist (as far as is known). */
+  ConfigMap latest(String name) {
+    return latest.get(name);
+  }
+
+  /** Every shard seen. */
+  List<ConfigMap> all() {
+    return List.copyOf(latest.values());
+  }
+
+  /** Why a range's stored state cannot be used; null when it can. */
+  String problem(RangeKey key) {
+    return problems.get(key);
+  }
+
+  /** A shard this process wrote: the engine already reflects it. */
+  void written(ConfigMap shard) {
+    loaded.put(shard.getMetadata().getName(), shard);
+    remember(shard);
+  }
+
+  /** A shard seen (listed, watched, written): kept when newer than what is known. */
+  void remember(ConfigMap shard) {
+    latest.merge(shard.getMetadata().getName(), shard, (known, seen) -> newer(seen, known) ? seen : known);
+  }
+
+  void forget(String name) {
+    latest.remove(name);
+    loaded.remove(name);
+  }
+
+  /** Asks for a kind to be loaded again; true when it was not asked for already. */
+  boolean markStale(RangeKey key) {
+    return stale.add(Scope.of(key));
+  }
+
+  boolean anyStale() {
+    return !stale.isEmpty();
+  }
+
+  /** Reads the shards of the given ranges' kinds again from the API (a write lost or failed). */
+  void reload(Set<RangeKey> keys) {
+    Set<Scope> scopes = new LinkedHashSet<>();
+    keys.forEach(key -> scopes.add(Scope.of(key)));
+    for (Scope scope : scopes) {
+      metrics.reload();
+      try {
+        List<ConfigMap> items = client.configMaps().inNamespace(namespace)
+            .withLabels(RangeConfigMaps.selector(scope.kind(), scope.family())).list().getItems();
+        Set<String> present = new HashSet<>();
+        for (ConfigMap item : items) {
+          present.add(item.getMetadata().getName());
+          latest.put(item.getMetadata().getName(), item);
+        }
+        latest.values().removeIf(c -> scope.contains(c) && !present.contains(c.getMetadata().getName()));
+      } catch (RuntimeException e) {
+        log.debug("Reloading {} failed ({}); the next write will tell", scope, ConfigMapAllocationStore.rootMessage(e));
+      }
+      stale.add(scope);
+    }
+  }
+
+  /**
+   * Loads the engine's picture of every kind asked for from the newest shards seen, and notes
+   * which ranges cannot be used. Call on the committer thread only.
+   */
+  void refresh(InMemoryAllocationStore engine) {
+    if (stale.isEmpty()) {
+      return;
+    }
+    Set<Scope> scopes = new LinkedHashSet<>(stale);
+    stale.removeAll(scopes);
+    Map<String, ConfigMap> view = new HashMap<>(latest);
+    synchronized (engine) {
+      for (Scope scope : scopes) {
+        List<RangeState> states = new ArrayList<>();
+        Map<RangeKey, String> rejected = new LinkedHashMap<>();
+        List<RangeKey> keys = engine.rangeKeys().stream().filter(scope::covers).toList();
+        for (RangeKey key : keys) {
+          try {
+            states.add(RangeConfigMaps.decode(key, view::get));
+          } catch (IllegalArgumentException e) {
+            rejected.put(key, e.getMessage());
+          }
+        }
+        rejected.putAll(engine.restore(scope.kind(), scope.family(), states));
+        for (RangeKey key : keys) {
+          for (int i = 0; view.containsKey(RangeConfigMaps.name(key, i)); i++) {
+            ConfigMap shard = view.get(RangeConfigMaps.name(key, i));
+            loaded.put(shard.getMetadata().getName(), shard);
+          }
+          noteProblem(key, rejected.get(key));
+        }
+      }
+    }
+  }
+
+  private void noteProblem(RangeKey key, String now) {
+    String before = now == null ? problems.remove(key) : problems.put(key, now);
+    if (now != null && !now.equals(before)) {
+      log.warn("The stored state of {} cannot be used: {}; it hands out nothing until the reconciler rebuilds it",
+          key, now);
+    } else if (now == null && before != null) {
+      log.info("The stored state of {} is loaded", key);
+    }
+  }
+
+  /**
+   * Whether {@code seen} is newer than {@code known}. resourceVersions are opaque to clients, but
+   * etcd's are increasing numbers; comparing them only spares needless reloads, correctness comes
+   * from compare-and-swap.
+   */
+  static boolean newer(ConfigMap seen, ConfigMap known) {
+    String a = seen.getMetadata().getResourceVersion();
+    String b = known.getMetadata().getResourceVersion();
+    try {
+      return Long.parseLong(a) > Long.parseLong(b);
+    } catch (NumberFormatException | NullPointerException e) {
+      return !Objects.equals(a, b);
+    }
+  }
+
+  /** The watch on the shards: another writer's change makes its kind load again; {@code wake} tells the committer. */
+  ResourceEventHandler<ConfigMap> watch(Runnable wake) {
+    return new ResourceEventHandler<>() {
+
+      @Override
+      public void onAdd(ConfigMap shard) {
+        seen(shard);
+      }
+
+      @Override
+      public void onUpdate(ConfigMap before, ConfigMap shard) {
+        seen(shard);
+      }
+
+      @Override
+      public void onDelete(ConfigMap shard, boolean finalStateUnknown) {
+        latest.remove(shard.getMetadata().getName());
+        RangeConfigMaps.keyOf(shard).ifPresent(key -> {
+          markStale(key);
+          wake.run();
+        });
+      }
+
+      private void seen(ConfigMap shard) {
+        ConfigMap base = loaded.get(shard.getMetadata().getName());
+        remember(shard);
+        if (base == null || newer(shard, base)) {
+          RangeConfigMaps.keyOf(shard).ifPresent(key -> {
+            if (markStale(key)) {
+              wake.run();
+            }
+          });
+        }
+      }
+    };
+  }
+
+  /** What one load covers: a kind, and for Service ranges a family (overlapping ranges load together). */
+  record Scope(RangeKey.Kind kind, IpFamily family) {
+
+    static Scope of(RangeKey key) {
+      return new Scope(key.kind(), key.family());
+    }
+
+    boolean covers(RangeKey key) {
+      return key.kind() == kind && Objects.equals(key.family(), family);
+    }
+
+    boolean contains(ConfigMap shard) {
+      return RangeConfigMaps.keyOf(shard).map(this::covers).orElse(false);
+    }
+  }
+}

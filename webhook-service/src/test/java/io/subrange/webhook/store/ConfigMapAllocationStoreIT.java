@@ -1,0 +1,253 @@
+package io.subrange.webhook.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubeapitest.junit.KubeConfig;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.RangeState;
+import io.subrange.allocator.store.Reservation;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.allocator.store.StoreUnavailableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ConfigMap store against a real kube-apiserver and etcd: two stores in one namespace stand
+ * for two replicas.
+ */
+@EnableKubeAPIServer(kubeAPIVersion = "1.20.2")
+class ConfigMapAllocationStoreIT {
+
+  private static final PortRange PORTS = PortRange.parse("30000-32767");
+  private static final RangeKey V4 = RangeKey.serviceIps("kubernetes", IpFamily.IPV4);
+
+  @KubeConfig
+  static String kubeConfigYaml;
+
+  private KubernetesClient admin;
+  private String namespace;
+  private final List<ConfigMapAllocationStore> stores = new ArrayList<>();
+
+  @BeforeEach
+  void namespace() {
+    admin = client();
+    namespace = "subrange-" + UUID.randomUUID().toString().substring(0, 8);
+    admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+        .create();
+  }
+
+  @AfterEach
+  void close() {
+    stores.forEach(ConfigMapAllocationStore::close);
+    admin.close();
+  }
+
+  private static KubernetesClient client() {
+    return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeConfigYaml)).build();
+  }
+
+  private ConfigMapAllocationStore replica(String cidr) {
+    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
+        StoreMetrics.unregistered());
+    store.start(Duration.ofSeconds(10));
+    store.addServiceRange("kubernetes", Cidr.parse(cidr));
+    stores.add(store);
+    return store;
+  }
+
+  /** What the reconciler does for a range nobody stored yet: an empty state. */
+  private static void initialize(ConfigMapAllocationStore store) {
+    for (RangeKey key : store.rangesToRebuild().keySet()) {
+      store.install(store.emptyCopyOf(key).export(key)).join();
+    }
+  }
+
+  private static ReservationRequest service(String name, boolean nodePort) {
+    return new ReservationRequest(Holder.service("default", name, ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        nodePort ? List.of(PortClaim.dynamic()) : List.of(), false);
+  }
+
+  @Test
+  void nothingIsHandedOutUntilTheStateIsStoredThenEveryAnswerIsStored() {
+    ConfigMapAllocationStore store = replica("10.96.0.0/20");
+    assertThat(store.rangesToRebuild()).containsKeys(V4, RangeKey.nodePorts());
+    assertThat(store.rangesToRebuild().get(V4)).contains("subrange-service-ips-kubernetes-ipv4-0 is missing");
+    assertThatThrownBy(() -> store.reserve(service("early", true)).join())
+        .hasCauseInstanceOf(StoreUnavailableException.class).hasMessageContaining("not loaded yet");
+    assertThat(store.loadedOnce()).isFalse();
+
+    initialize(store);
+    assertThat(store.rangesToRebuild()).isEmpty();
+    assertThat(store.loadedOnce()).isTrue();
+    Reservation web = store.reserve(service("web", true)).join();
+
+    RangeState stored = RangeConfigMaps.decode(V4, admin.configMaps().inNamespace(namespace).list().getItems());
+    assertThat(stored.entries()).singleElement().satisfies(e -> {
+      assertThat(e.value()).isEqualTo(web.ips().get(0).address().toString());
+      assertThat(e.holder()).isEqualTo(Holder.service("default", "web", ""));
+    });
+    RangeState ports = RangeConfigMaps.decode(RangeKey.nodePorts(),
+        admin.configMaps().inNamespace(namespace).list().getItems());
+    assertThat(ports.entries()).extracting(RangeState.Entry::value)
+        .containsExactly(String.valueOf(web.ports().get(0).port()));
+    ConfigMap head = admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-0").get();
+    assertThat(head.getMetadata().getLabels()).containsEntry("subrange.io/range-kind", "service-ips")
+        .containsEntry("subrange.io/family", "ipv4");
+    assertThat(head.getMetadata().getAnnotations()).containsEntry("subrange.io/encoding", "rangeallocation-v1")
+        .containsEntry("subrange.io/static-band", "256");
+  }
+
+  @Test
+  void twoReplicasWritingAtOnceNeverHandOutAValueTwice() throws Exception {
+    ConfigMapAllocationStore one = replica("10.96.0.0/20");
+    initialize(one);
+    ConfigMapAllocationStore two = replica("10.96.0.0/20");
+    assertThat(two.rangesToRebuild()).as("the second replica loads what the first stored").isEmpty();
+
+    ExecutorService clients = Executors.newFixedThreadPool(16);
+    List<CompletableFuture<Reservation>> answers = new ArrayList<>();
+    for (int i = 0; i < 600; i++) {
+      ConfigMapAllocationStore replica = i % 2 == 0 ? one : two;
+      ReservationRequest request = service("s" + i, i % 2 == 1);
+      answers.add(CompletableFuture.supplyAsync(() -> replica.reserve(request).join(), clients));
+    }
+    Set<String> addresses = new HashSet<>();
+    Set<Integer> ports = new HashSet<>();
+    for (CompletableFuture<Reservation> answer : answers) {
+      Reservation reservation = answer.get(30, TimeUnit.SECONDS);
+      assertThat(addresses.add(reservation.ips().get(0).address().toString())).as("distinct addresses").isTrue();
+      reservation.ports().forEach(p -> assertThat(ports.add(p.port())).as("distinct ports").isTrue());
+    }
+    clients.shutdown();
+    assertThat(addresses).hasSize(600);
+    assertThat(ports).hasSize(300);
+
+    List<ConfigMap> stored = admin.configMaps().inNamespace(namespace).list().getItems();
+    assertThat(RangeConfigMaps.decode(V4, stored).entries()).extracting(RangeState.Entry::value)
+        .containsExactlyInAnyOrderElementsOf(addresses);
+    assertThat(RangeConfigMaps.decode(RangeKey.nodePorts(), stored).entries()).hasSize(300);
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(one.allocations()).hasSize(900);
+      assertThat(two.allocations()).hasSize(900);
+    });
+  }
+
+  @Test
+  void groupCommitWritesFarLessThanOncePerRequest() throws Exception {
+    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
+        metrics);
+    store.start(Duration.ofSeconds(10));
+    stores.add(store);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    initialize(store);
+    long before = metrics.writes();
+    List<CompletableFuture<Reservation>> answers = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      answers.add(store.reserve(service("g" + i, false)));
+    }
+    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+    long writes = metrics.writes() - before;
+    assertThat(writes).as("400 requests at once share writes").isLessThan(100);
+    assertThat(metrics.writesSaved()).as("what 400 single writes would have cost, less what was written")
+        .isGreaterThanOrEqualTo(300).isLessThanOrEqualTo(400 - writes);
+  }
+
+  @Test
+  void releasesOnOneReplicaFreeTheValueForTheOther() {
+    ConfigMapAllocationStore one = replica("10.96.0.0/24");
+    initialize(one);
+    ConfigMapAllocationStore two = replica("10.96.0.0/24");
+    IpAddress address = IpAddress.parse("10.96.0.10");
+    Holder dns = Holder.service("kube-system", "dns", "uid-1");
+    one.reserve(ReservationRequest.ips(dns, List.of(IpClaim.specific(address)), false)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> two.holderOf(address).isPresent());
+    assertThatThrownBy(() -> two.reserve(ReservationRequest.ips(Holder.service("a", "b", ""),
+        List.of(IpClaim.specific(address)), false)).join()).hasMessageContaining("kube-system/dns");
+
+    assertThat(one.releaseIp(address, dns).join()).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> two.holderOf(address).isEmpty());
+    assertThat(two.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.specific(address)),
+        false)).join().ips()).hasSize(1);
+  }
+
+  @Test
+  void aDeletedOrCorruptShardStopsTheRangeUntilItIsRebuilt() {
+    ConfigMapAllocationStore store = replica("10.96.0.0/16");
+    initialize(store);
+    store.reserve(service("before", false)).join();
+    assertThat(admin.configMaps().inNamespace(namespace).withLabels(RangeConfigMaps.selector(V4)).list().getItems())
+        .as("a /16 in 8 shards").hasSize(8);
+
+    admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-3").delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> store.rangesToRebuild().containsKey(V4));
+    assertThat(store.rangesToRebuild().get(V4)).contains("subrange-service-ips-kubernetes-ipv4-3 is missing");
+    assertThatThrownBy(() -> store.reserve(service("during", false)).join()).hasMessageContaining("not loaded yet");
+
+    InMemoryAllocationStore rebuilt = store.emptyCopyOf(V4);
+    rebuilt.reserve(ReservationRequest.ips(Holder.service("default", "kept", "u"),
+        List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false)).join();
+    store.install(rebuilt.export(V4)).join();
+    assertThat(store.rangesToRebuild()).isEmpty();
+    assertThat(store.holderOf(IpAddress.parse("10.96.7.7"))).contains(Holder.service("default", "kept", "u"));
+
+    ConfigMap head = admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-0").get();
+    head.getBinaryData().put("holders.gz", "bm90IGd6aXA=");
+    admin.configMaps().inNamespace(namespace).resource(head).update();
+    await().atMost(Duration.ofSeconds(10)).until(() -> store.rangesToRebuild().containsKey(V4));
+    assertThat(store.rangesToRebuild().get(V4)).contains("not gzip");
+  }
+
+  @Test
+  void podCidrsAndDualStackRangesAreStoredToo() {
+    ConfigMapAllocationStore store = replica("10.96.0.0/20");
+    store.addServiceRange("kubernetes", Cidr.parse("fd00:96::/64"));
+    store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
+    initialize(store);
+    Reservation dual = store.reserve(new ReservationRequest(Holder.service("default", "dual", ""),
+        List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)), List.of(), false)).join();
+    String blocks = store.reservePodCidrs(Node.named("n1"), List.of(), false).join().podCidrs().toString();
+
+    ConfigMapAllocationStore other = replica("10.96.0.0/20");
+    other.addServiceRange("kubernetes", Cidr.parse("fd00:96::/64"));
+    other.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
+    assertThat(other.rangesToRebuild()).isEmpty();
+    assertThat(other.holderOf(dual.ips().get(1).address())).contains(Holder.service("default", "dual", ""));
+    assertThat(other.allocations()).anySatisfy(a -> assertThat("[" + a.value() + "]").isEqualTo(blocks));
+    assertThat(admin.configMaps().inNamespace(namespace).withLabels(Map.of("subrange.io/range-kind", "service-ips",
+        "subrange.io/family", "ipv6")).list().getItems()).as("a /64 in 16 hash shards").hasSize(16);
+  }
+}

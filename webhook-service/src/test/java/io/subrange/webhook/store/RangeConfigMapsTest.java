@@ -1,0 +1,132 @@
+package io.subrange.webhook.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.RangeState;
+import io.subrange.allocator.store.ReservationRequest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class RangeConfigMapsTest {
+
+  private static final RangeKey V4 = RangeKey.serviceIps("kubernetes", IpFamily.IPV4);
+  private static final RangeKey V6 = RangeKey.serviceIps("kubernetes", IpFamily.IPV6);
+
+  @Test
+  void aRangeRoundTripsThroughItsShards() {
+    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+        ThreadLocalRandomGenerator.INSTANCE);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/12"));
+    store.addServiceRange("kubernetes", Cidr.parse("fd00::/64"));
+    store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
+    for (int i = 0; i < 500; i++) {
+      store.reserve(new ReservationRequest(Holder.service("ns", "s" + i, "uid-" + i),
+          List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)), List.of(PortClaim.dynamic()), false))
+          .join();
+    }
+    store.reserve(ReservationRequest.ips(Holder.service("kube-system", "dns", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false)).join();
+    store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+
+    for (RangeKey key : List.of(V4, V6, RangeKey.nodePorts(), RangeKey.podCidrs("pods"))) {
+      RangeState state = store.export(key);
+      Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "subrange-system");
+      assertThat(shards).containsKey(0);
+      shards.values().forEach(c -> assertThat(c.getMetadata().getLabels()).containsAllEntriesOf(RangeConfigMaps.selector(key)));
+      RangeState back = RangeConfigMaps.decode(key, new ArrayList<>(shards.values()));
+      assertThat(back.allocation()).as(key + " allocation").isEqualTo(state.allocation());
+      assertThat(back.entries()).as(key + " holders").containsExactlyInAnyOrderElementsOf(state.entries());
+    }
+    assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in blocks of 8192").hasSize(128);
+    assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(RangeConfigMaps.SPARSE_SHARDS);
+    assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).hasSize(1);
+    assertThat(RangeConfigMaps.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
+  }
+
+  @Test
+  void aFullShardWithLongNamesStaysFarBelowTheConfigMapLimit() {
+    List<RangeState.Entry> entries = new ArrayList<>();
+    for (int i = 0; i < RangeConfigMaps.MIN_SHARD_SPAN; i++) {
+      IpAddress address = IpAddress.ipv4(0x0A00_0001L + i);
+      entries.add(new RangeState.Entry(address.toString(), Holder.service("team-" + (i % 97) + "-namespace",
+          "service-with-a-rather-long-name-" + i, UUID.randomUUID().toString()), 1_700_000_000L + i));
+    }
+    byte[] allBits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8];
+    Arrays.fill(allBits, (byte) 0xFF);
+    RangeState full = new RangeState(V4, "10.0.0.0/16", RangeState.RANGE_ALLOCATION, 256, allBits, entries);
+    ConfigMap shard = RangeConfigMaps.encode(full, "ns").get(0);
+    long size = shard.getBinaryData().values().stream().mapToLong(v -> Base64.getDecoder().decode(v).length).sum();
+    assertThat(size).as("bytes in the fullest possible shard").isLessThan(1024 * 1024);
+    System.out.printf("fullest shard: %d holders, %d KiB%n", entries.size(), size / 1024);
+  }
+
+  @Test
+  void aMissingShardOrCorruptDataIsRefused() {
+    RangeState state = new RangeState(V4, "10.96.0.0/16", RangeState.RANGE_ALLOCATION, 256, new byte[] {1},
+        List.of(new RangeState.Entry("10.96.0.1", Holder.service("a", "b", ""), 1)));
+    Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns");
+    assertThat(shards).hasSize(8);
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, List.of()))
+        .hasMessageContaining("subrange-service-ips-kubernetes-ipv4-0 is missing");
+    List<ConfigMap> withoutOne = new ArrayList<>(shards.values());
+    withoutOne.remove(5);
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, withoutOne))
+        .hasMessageContaining("subrange-service-ips-kubernetes-ipv4-5 is missing (shard 5 of 8)");
+
+    List<ConfigMap> mixed = new ArrayList<>(shards.values());
+    mixed.set(3, RangeConfigMaps.encode(new RangeState(V4, "10.97.0.0/16", RangeState.RANGE_ALLOCATION, 256,
+        new byte[0], List.of()), "ns").get(3));
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, mixed)).hasMessageContaining("does not belong with");
+
+    List<ConfigMap> corrupt = new ArrayList<>(shards.values());
+    corrupt.get(0).getBinaryData().put(RangeConfigMaps.HOLDERS, Base64.getEncoder().encodeToString(new byte[] {1, 2, 3}));
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, corrupt)).hasMessageContaining("not gzip");
+
+    List<ConfigMap> overlong = new ArrayList<>(RangeConfigMaps.encode(state, "ns").values());
+    byte[] bits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8 + 1];
+    bits[0] = 1;
+    overlong.get(1).getBinaryData().put(RangeConfigMaps.ALLOCATION, Base64.getEncoder().encodeToString(bits));
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, overlong)).hasMessageContaining("longer than its 8192 offsets");
+  }
+
+  @Test
+  void everyShardNamesItsRange() {
+    Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256,
+        new byte[] {0}, List.of()), "ns");
+    assertThat(shards.values()).allSatisfy(c -> assertThat(RangeConfigMaps.keyOf(c)).contains(V6));
+    assertThat(RangeConfigMaps.shardNames(V6, shards.get(0))).hasSize(16).contains("subrange-service-ips-kubernetes-ipv6-15");
+    ConfigMap ports = RangeConfigMaps.encode(new RangeState(RangeKey.nodePorts(), "30000-32767",
+        RangeState.RANGE_ALLOCATION, 86, new byte[0], List.of()), "ns").get(0);
+    assertThat(RangeConfigMaps.keyOf(ports)).contains(RangeKey.nodePorts());
+    assertThat(ports.getMetadata().getName()).isEqualTo("subrange-node-ports-nodeports-0");
+  }
+
+  @Test
+  void longRangeNamesMakeValidLabelsAndNames() {
+    String longName = "a-service-cidr-with-a-name-much-longer-than-a-label-value-may-be-in-kubernetes";
+    RangeKey key = RangeKey.serviceIps(longName, IpFamily.IPV4);
+    String id = RangeConfigMaps.selector(key).get(RangeConfigMaps.RANGE_LABEL);
+    assertThat(id.length()).isLessThanOrEqualTo(63);
+    assertThat(id).matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+    assertThat(RangeConfigMaps.rangeId(longName + "-other")).isNotEqualTo(id);
+  }
+}

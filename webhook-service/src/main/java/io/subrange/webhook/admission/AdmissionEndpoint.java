@@ -1,6 +1,7 @@
 package io.subrange.webhook.admission;
 
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
+import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AdmissionMetrics;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -34,9 +35,12 @@ public class AdmissionEndpoint {
   private final ValidatingAdmission validating;
   private final AdmissionMetrics metrics;
   private final int maxBodyBytes;
+  private final boolean admits;
 
   public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission mutating, ValidatingAdmission validating,
-      AdmissionMetrics metrics, @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize) {
+      AdmissionMetrics metrics, @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize,
+      SubrangeProperties properties) {
+    this.admits = properties.role().admits();
     this.reader = reader;
     this.mutating = mutating;
     this.validating = validating;
@@ -58,6 +62,11 @@ public class AdmissionEndpoint {
   private Mono<ResponseEntity<Object>> serve(ServerHttpRequest request, String webhook,
       Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
     long started = System.nanoTime();
+    if (!admits) {
+      // The reconciler sidecar runs the same jar; only the webhook role answers admission.
+      return Mono.just(ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.TEXT_PLAIN)
+          .body("this process runs subrange.role=reconciler; admission is served by the webhook role\n"));
+    }
     return DataBufferUtils.join(request.getBody(), maxBodyBytes)
         .map(buffer -> {
           byte[] bytes = new byte[buffer.readableByteCount()];

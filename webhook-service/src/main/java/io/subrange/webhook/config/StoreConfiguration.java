@@ -44,7 +44,7 @@ class StoreConfiguration {
         }
         Duration budget = commitBudget(properties);
         ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, storeClient(client, budget),
-            namespace(properties, client), budget, new StoreMetrics(registry));
+            properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry));
         store.start(properties.kubernetes().startupTimeout());
         yield store;
       }
@@ -64,15 +64,6 @@ class StoreConfiguration {
       return new InProcessStateRebuild(engine);
     }
     return null;
-  }
-
-  /** The namespace subrange keeps its state and Lease in: configured, or the client's (the pod's). */
-  static String namespace(SubrangeProperties properties, KubernetesClient client) {
-    if (!properties.kubernetes().namespace().isBlank()) {
-      return properties.kubernetes().namespace();
-    }
-    String own = client.getNamespace();
-    return own == null || own.isBlank() ? "default" : own;
   }
 
   /** Most of the admission timeout: the store answers 503 itself, before the admission layer gives up. */

@@ -117,6 +117,14 @@ public record SubrangeProperties(
       @NotNull @DefaultValue("30s") Duration startupTimeout,
       @NotNull @DefaultValue("5s") Duration reconcileInterval,
       @NotNull @DefaultValue("") String namespace) {
+
+    /** The configured namespace, else the client's ({@code clientNamespace}), else "default". */
+    public String namespaceOr(String clientNamespace) {
+      if (!namespace.isBlank()) {
+        return namespace;
+      }
+      return clientNamespace == null || clientNamespace.isBlank() ? "default" : clientNamespace;
+    }
   }
 
   /**

@@ -20,20 +20,14 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import jakarta.annotation.PreDestroy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.context.event.ApplicationReadyEvent;
-import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Component;
 
 /**
- * Keeps range objects in step with the store, every {@code subrange.kubernetes.reconcile-interval}
- * once subrange serves (its own validating webhook checks the objects it writes):
+ * Keeps range objects in step with the store; the acting reconciler runs it every
+ * {@code subrange.kubernetes.reconcile-interval}:
  * <ul>
  *   <li>creates the configured defaults, ServiceCIDR {@value ConfiguredRanges#SERVICE_CIDR_NAME}
  *       and ClusterCIDR {@code default-cluster-cidr}, when they do not exist, as the API server
@@ -51,9 +45,10 @@ public class RangeReconciler {
 
   private final RangeSync sync;
   private final AllocationStore store;
+  /** The configured defaults, worked out once (that logs what cannot be honoured, once). */
+  private ConfiguredRanges configured;
   private final SubrangeProperties properties;
   private final KubernetesClient client;
-  private ScheduledExecutorService executor;
 
   public RangeReconciler(RangeSync sync, AllocationStore store, SubrangeProperties properties,
       ObjectProvider<KubernetesClient> clients) {
@@ -63,38 +58,11 @@ public class RangeReconciler {
     this.client = clients.getIfAvailable();
   }
 
-  @EventListener(ApplicationReadyEvent.class)
-  void startOnceServing() {
-    if (client == null || (sync.serviceCidrInformer().isEmpty() && sync.clusterCidrInformer().isEmpty())) {
-      return;
+  /** One pass over the range objects; the acting reconciler calls it (see ReconcilerRunner). */
+  public synchronized void reconcile() {
+    if (configured == null) {
+      configured = ConfiguredRanges.from(properties);
     }
-    executor = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread thread = new Thread(r, "subrange-range-reconciler");
-      thread.setDaemon(true);
-      return thread;
-    });
-    long interval = properties.kubernetes().reconcileInterval().toMillis();
-    executor.scheduleWithFixedDelay(this::reconcileQuietly, 0, interval, TimeUnit.MILLISECONDS);
-  }
-
-  @PreDestroy
-  void stop() {
-    if (executor != null) {
-      executor.shutdownNow();
-    }
-  }
-
-  private void reconcileQuietly() {
-    try {
-      reconcile();
-    } catch (RuntimeException e) {
-      log.warn("Reconciling range objects failed, will retry: {}", e.getMessage());
-    }
-  }
-
-  /** One pass over the range objects. */
-  void reconcile() {
-    ConfiguredRanges configured = ConfiguredRanges.from(properties);
     sync.serviceCidrInformer().ifPresent(informer -> {
       if (informer.getStore().getByKey(ConfiguredRanges.SERVICE_CIDR_NAME) == null) {
         createDefault(new ServiceCIDR(ConfiguredRanges.SERVICE_CIDR_NAME,

@@ -1,0 +1,509 @@
+package io.subrange.webhook.reconciler;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.podcidr.PodCidrAllocationException;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.Allocation;
+import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.IpAssignment;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PodCidrUnavailableException;
+import io.subrange.allocator.store.PortAssignment;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.RangeState;
+import io.subrange.allocator.store.Reservation;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.store.RebuildableStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the store true to the cluster, as kube-apiserver's repair loops keep its allocators:
+ * <ul>
+ *   <li>on events: frees what a deleted Service carried, and what an update dropped, once the
+ *       change is committed (the informer sees only committed objects); frees a Node's pod CIDRs
+ *       once the Node is gone, not when its deletion starts; names the new object as holder
+ *       (its uid) as soon as it exists;
+ *   <li>on each pass: records values objects carry that the store does not hold, reports
+ *       duplicates and values out of range as Events, and frees values nothing carries once
+ *       they have been held longer than the grace period (an object may still be on its way
+ *       through admission);
+ *   <li>rebuilds a range's state from the cluster when the store has none (never stored, deleted,
+ *       corrupt).
+ * </ul>
+ * Only the acting reconciler ({@code leading}) does any of this; passes wait for the informers'
+ * first lists, so nothing is judged against a partial picture.
+ */
+public final class AllocationReconciler {
+
+  private static final Logger log = LoggerFactory.getLogger(AllocationReconciler.class);
+  private static final Comparator<HasMetadata> OLDEST_FIRST = Comparator
+      .comparing((HasMetadata o) -> Objects.toString(o.getMetadata().getCreationTimestamp(), ""))
+      .thenComparing(o -> Objects.toString(o.getMetadata().getNamespace(), ""))
+      .thenComparing(o -> o.getMetadata().getName());
+  private static final long WAIT_SECONDS = 30;
+
+  private final AllocationStore store;
+  private final RebuildableStore rebuildable;
+  private final ClusterObjects cluster;
+  private final RepairEvents events;
+  private final ReconcilerMetrics metrics;
+  private final PortRange nodePortRange;
+  private final Duration grace;
+  private final Clock clock;
+  private final BooleanSupplier leading;
+
+  public AllocationReconciler(AllocationStore store, RebuildableStore rebuildable, ClusterObjects cluster,
+      RepairEvents events, ReconcilerMetrics metrics, PortRange nodePortRange, Duration grace, Clock clock,
+      BooleanSupplier leading) {
+    this.store = store;
+    this.rebuildable = rebuildable;
+    this.cluster = cluster;
+    this.events = events;
+    this.metrics = metrics;
+    this.nodePortRange = nodePortRange;
+    this.grace = grace;
+    this.clock = clock;
+    this.leading = leading;
+    cluster.onServices(new ServiceEvents());
+    cluster.onNodes(new NodeEvents());
+  }
+
+  // ---- rebuilding ---------------------------------------------------------------------------
+
+  /** Rebuilds every range the store has no usable state for; returns how many it rebuilt. */
+  public int rebuildMissing() {
+    if (!cluster.synced()) {
+      return 0;
+    }
+    int rebuilt = 0;
+    for (Map.Entry<RangeKey, String> missing : rebuildable.rangesToRebuild().entrySet()) {
+      RangeKey key = missing.getKey();
+      RangeState state;
+      try {
+        InMemoryAllocationStore scratch = rebuildable.emptyCopyOf(key);
+        fill(scratch, key);
+        state = scratch.export(key);
+      } catch (IllegalArgumentException e) {
+        continue;  // the range went away meanwhile
+      }
+      try {
+        rebuildable.install(state).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        metrics.rebuild();
+        rebuilt++;
+        log.info("Rebuilt the state of {} from the cluster ({} values); it was unusable: {}", key,
+            state.entries().size(), missing.getValue());
+      } catch (Exception e) {
+        metrics.error();
+        log.warn("Could not store the rebuilt state of {}, will try again: {}", key, rootMessage(e));
+      }
+    }
+    return rebuilt;
+  }
+
+  /** Records in an empty engine what the cluster's objects carry in one range; the oldest object wins a value. */
+  private void fill(InMemoryAllocationStore scratch, RangeKey key) {
+    switch (key.kind()) {
+      case SERVICE_IPS -> {
+        for (Service service : sorted(cluster.services())) {
+          List<IpClaim> claims = Carried.clusterIps(service).stream()
+              .filter(ip -> ip.family() == key.family()).map(IpClaim::kept).toList();
+          if (!claims.isEmpty()) {
+            scratch.reserve(ReservationRequest.ips(Carried.holder(service), claims, false)).join();
+          }
+        }
+      }
+      case NODE_PORTS -> {
+        for (Service service : sorted(cluster.services())) {
+          List<PortClaim> claims = Carried.nodePorts(service).stream().map(PortClaim::kept).toList();
+          if (!claims.isEmpty()) {
+            scratch.reserve(new ReservationRequest(Carried.holder(service), List.of(), claims, false)).join();
+          }
+        }
+      }
+      case POD_CIDRS -> {
+        for (Node node : sorted(cluster.nodes())) {
+          List<Cidr> blocks = Carried.podCidrs(node);
+          if (!blocks.isEmpty()) {
+            scratch.reservePodCidrs(podCidrNode(node), blocks, false).exceptionally(e -> null).join();
+          }
+        }
+      }
+    }
+  }
+
+  // ---- the comparison -----------------------------------------------------------------------
+
+  /** One comparison of the cluster with the store: repairs, reports, frees leaks. */
+  public void compare() {
+    if (!cluster.synced()) {
+      return;
+    }
+    long started = System.nanoTime();
+    Set<RangeKey.Kind> unknown = EnumSet.noneOf(RangeKey.Kind.class);
+    rebuildable.rangesToRebuild().keySet().forEach(key -> unknown.add(key.kind()));
+    List<Service> services = sorted(cluster.services());
+    Map<IpAddress, List<Service>> ipOwners = new LinkedHashMap<>();
+    Map<Integer, List<Service>> portOwners = new LinkedHashMap<>();
+    for (Service service : services) {
+      Carried.clusterIps(service).forEach(ip -> ipOwners.computeIfAbsent(ip, k -> new ArrayList<>()).add(service));
+      Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> new ArrayList<>()).add(service));
+    }
+    List<CompletableFuture<?>> repairs = new ArrayList<>();
+    if (!unknown.contains(RangeKey.Kind.SERVICE_IPS)) {
+      repairClusterIps(ipOwners, repairs);
+    }
+    if (!unknown.contains(RangeKey.Kind.NODE_PORTS)) {
+      repairNodePorts(portOwners, repairs);
+    }
+    if (!unknown.contains(RangeKey.Kind.POD_CIDRS)) {
+      repairPodCidrs(repairs);
+    }
+    freeLeaks(ipOwners, portOwners, unknown, repairs);
+    awaitAll(repairs);
+    Set<String> live = new HashSet<>();
+    services.forEach(s -> live.add(s.getMetadata().getUid()));
+    cluster.nodes().forEach(n -> live.add(n.getMetadata().getUid()));
+    events.retainOnly(live);
+    metrics.passTook(Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  private void repairClusterIps(Map<IpAddress, List<Service>> owners, List<CompletableFuture<?>> repairs) {
+    List<Cidr> ranges = store.serviceRanges().values().stream().flatMap(List::stream).toList();
+    owners.forEach((ip, carriers) -> {
+      Service first = carriers.get(0);
+      for (Service duplicate : carriers.subList(1, carriers.size())) {
+        if (reportOnce(duplicate, "ClusterIPAlreadyAllocated", "Cluster IP " + ip + " was assigned to multiple"
+            + " services (also " + name(first) + "); please recreate service")) {
+          metrics.repair("clusterip", "duplicate");
+        }
+      }
+      if (ranges.stream().noneMatch(range -> range.contains(ip))) {
+        if (reportOnce(first, "ClusterIPOutOfRange", "Cluster IP " + ip + " is not within any Service CIDR subrange"
+            + " serves (" + ranges.stream().map(Cidr::toString).collect(Collectors.joining(", "))
+            + "); please recreate service")) {
+          metrics.repair("clusterip", "out_of_range");
+        }
+        return;
+      }
+      Holder owner = Carried.holder(first);
+      Optional<Holder> record = store.holderOf(ip);
+      if (record.isEmpty()) {
+        repairs.add(store.reserve(ReservationRequest.ips(owner, List.of(IpClaim.kept(ip)), false))
+            .thenCompose(reservation -> {
+              IpAssignment assignment = reservation.ips().get(0);
+              if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
+                reportOnce(first, "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
+                metrics.repair("clusterip", "not_allocated");
+                return CompletableFuture.completedFuture(true);
+              }
+              // Taken without a holder on record (a rebuild from an older format): name the owner.
+              return store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), null, owner);
+            }));
+      } else if (!record.get().equals(owner)) {
+        repairs.add(adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record.get(), owner, carriers, "clusterip"));
+      }
+    });
+  }
+
+  private void repairNodePorts(Map<Integer, List<Service>> owners, List<CompletableFuture<?>> repairs) {
+    owners.forEach((port, carriers) -> {
+      Service first = carriers.get(0);
+      for (Service duplicate : carriers.subList(1, carriers.size())) {
+        if (reportOnce(duplicate, "PortAlreadyAllocated", "Port " + port + " was assigned to multiple services (also "
+            + name(first) + "); please recreate service")) {
+          metrics.repair("nodeport", "duplicate");
+        }
+      }
+      if (!nodePortRange.contains(port)) {
+        if (reportOnce(first, "PortOutOfRange", "Port " + port + " is not within the port range " + nodePortRange
+            + "; please recreate service")) {
+          metrics.repair("nodeport", "out_of_range");
+        }
+        return;
+      }
+      Holder owner = Carried.holder(first);
+      Optional<Holder> record = store.holderOfNodePort(port);
+      if (record.isEmpty()) {
+        repairs.add(store.reserve(new ReservationRequest(owner, List.of(), List.of(PortClaim.kept(port)), false))
+            .thenCompose(reservation -> {
+              PortAssignment assignment = reservation.ports().get(0);
+              if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
+                reportOnce(first, "PortNotAllocated", "Port " + port + " is not allocated; repairing");
+                metrics.repair("nodeport", "not_allocated");
+                return CompletableFuture.completedFuture(true);
+              }
+              return store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), null, owner);
+            }));
+      } else if (!record.get().equals(owner)) {
+        repairs.add(adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record.get(), owner, carriers, "nodeport"));
+      }
+    });
+  }
+
+  /**
+   * Names the object that carries a value as its holder: fills in the uid of the object the record
+   * names, or replaces a record naming an object that does not carry it (gone, or never created).
+   */
+  private CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder record, Holder owner,
+      List<Service> carriers, String metricKind) {
+    boolean sameObject = record.isSameObject(owner);
+    if (!sameObject && carriers.stream().anyMatch(s -> Carried.holder(s).equals(record))) {
+      return CompletableFuture.completedFuture(false);  // a duplicate, reported above
+    }
+    return store.adopt(kind, value, record, owner).thenApply(adopted -> {
+      if (adopted && !sameObject) {
+        metrics.repair(metricKind, "holder");
+        log.info("{} {} was recorded for {}, which does not carry it; {} does", kind, value, record, owner);
+      }
+      return adopted;
+    });
+  }
+
+  private void repairPodCidrs(List<CompletableFuture<?>> repairs) {
+    Map<String, Allocation> held = new HashMap<>();
+    for (Allocation allocation : store.allocations()) {
+      if (allocation.kind() == RangeKey.Kind.POD_CIDRS && allocation.holder() != null) {
+        held.put(allocation.holder().name(), allocation);
+      }
+    }
+    for (Node node : sorted(cluster.nodes())) {
+      List<Cidr> blocks = Carried.podCidrs(node);
+      if (blocks.isEmpty() || held.containsKey(node.getMetadata().getName())) {
+        continue;
+      }
+      repairs.add(store.reservePodCidrs(podCidrNode(node), blocks, false).handle((allocation, failure) -> {
+        if (failure == null) {
+          reportOnce(node, "CIDRNotAllocated", "Pod CIDRs " + blocks + " were not allocated; repairing");
+          metrics.repair("podcidr", "not_allocated");
+          return true;
+        }
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure;
+        if (cause instanceof PodCidrUnavailableException unavailable) {
+          boolean collision = unavailable.reason() == PodCidrAllocationException.Reason.COLLISION;
+          if (reportOnce(node, "CIDRNotAvailable", "Pod CIDRs " + blocks + " cannot be recorded: "
+              + unavailable.getMessage())) {
+            metrics.repair("podcidr", collision ? "duplicate" : "out_of_range");
+          }
+          return false;
+        }
+        throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+      }));
+    }
+  }
+
+  /** Frees values no object carries once they have been held longer than the grace period. */
+  private void freeLeaks(Map<IpAddress, List<Service>> ipOwners, Map<Integer, List<Service>> portOwners,
+      Set<RangeKey.Kind> unknown, List<CompletableFuture<?>> repairs) {
+    long now = clock.instant().getEpochSecond();
+    for (Allocation allocation : store.allocations()) {
+      if (unknown.contains(allocation.kind()) || now - allocation.sinceEpochSeconds() < grace.toSeconds()) {
+        continue;
+      }
+      switch (allocation.kind()) {
+        case SERVICE_IPS -> {
+          IpAddress ip = IpAddress.parse(allocation.value());
+          if (!ipOwners.containsKey(ip)) {
+            repairs.add(store.releaseIp(ip, allocation.holder()).thenApply(freed -> leaked(freed, "clusterip",
+                allocation)));
+          }
+        }
+        case NODE_PORTS -> {
+          int port = Integer.parseInt(allocation.value());
+          if (!portOwners.containsKey(port)) {
+            repairs.add(store.releaseNodePort(port, allocation.holder()).thenApply(freed -> leaked(freed, "nodeport",
+                allocation)));
+          }
+        }
+        case POD_CIDRS -> {
+          String node = allocation.holder() == null ? "" : allocation.holder().name();
+          if (cluster.node(node).isEmpty()) {
+            repairs.add(store.releasePodCidrs(node).thenApply(freed -> leaked(freed, "podcidr", allocation)));
+          }
+        }
+      }
+    }
+  }
+
+  private boolean leaked(boolean freed, String kind, Allocation allocation) {
+    if (freed) {
+      metrics.repair(kind, "leak");
+      log.info("Freed {} {}: held by {} for {} s and carried by no object", kind, allocation.value(),
+          allocation.holder() == null ? "unknown" : allocation.holder(),
+          clock.instant().getEpochSecond() - allocation.sinceEpochSeconds());
+    }
+    return freed;
+  }
+
+  // ---- events -------------------------------------------------------------------------------
+
+  /** Service events: releases what a delete or an update freed, names new objects as holders. */
+  private final class ServiceEvents implements ResourceEventHandler<Service> {
+
+    @Override
+    public void onAdd(Service service) {
+      if (leading.getAsBoolean()) {
+        nameAsHolder(service);
+      }
+    }
+
+    @Override
+    public void onUpdate(Service before, Service after) {
+      if (!leading.getAsBoolean()) {
+        return;
+      }
+      if (Objects.equals(before.getMetadata().getUid(), after.getMetadata().getUid())) {
+        Set<IpAddress> droppedIps = new HashSet<>(Carried.clusterIps(before));
+        Carried.clusterIps(after).forEach(droppedIps::remove);
+        Set<Integer> droppedPorts = new HashSet<>(Carried.nodePorts(before));
+        droppedPorts.removeAll(Carried.nodePorts(after));
+        release(before, droppedIps, droppedPorts, "updated");
+      }
+      nameAsHolder(after);
+    }
+
+    @Override
+    public void onDelete(Service service, boolean finalStateUnknown) {
+      if (leading.getAsBoolean()) {
+        release(service, Carried.clusterIps(service), Carried.nodePorts(service), "deleted");
+      }
+    }
+  }
+
+  private void release(Service service, Iterable<IpAddress> ips, Iterable<Integer> ports, String reason) {
+    Holder holder = Carried.holder(service);
+    Set<IpAddress> stillCarried = new HashSet<>();
+    Set<Integer> portsStillCarried = new HashSet<>();
+    for (Service other : cluster.services()) {
+      if (!Objects.equals(other.getMetadata().getUid(), service.getMetadata().getUid())) {
+        stillCarried.addAll(Carried.clusterIps(other));
+        portsStillCarried.addAll(Carried.nodePorts(other));
+      }
+    }
+    for (IpAddress ip : ips) {
+      if (!stillCarried.contains(ip)) {
+        store.releaseIp(ip, holder).whenComplete((freed, failure) -> released("clusterip", reason, ip, holder, freed,
+            failure));
+      }
+    }
+    for (int port : ports) {
+      if (!portsStillCarried.contains(port)) {
+        store.releaseNodePort(port, holder).whenComplete((freed, failure) -> released("nodeport", reason, port, holder,
+            freed, failure));
+      }
+    }
+  }
+
+  private void released(String kind, String reason, Object value, Holder holder, Boolean freed, Throwable failure) {
+    if (failure != null) {
+      metrics.error();
+      log.warn("Could not free {} {} of {} ({}); a later pass frees it: {}", kind, value, holder, reason,
+          rootMessage(failure));
+    } else if (Boolean.TRUE.equals(freed)) {
+      metrics.release(kind, reason);
+      log.debug("Freed {} {}: {} was {}", kind, value, holder, reason);
+    }
+  }
+
+  /** Names a Service that now exists (with its uid) as the holder of what was recorded at its CREATE. */
+  private void nameAsHolder(Service service) {
+    Holder owner = Carried.holder(service);
+    for (IpAddress ip : Carried.clusterIps(service)) {
+      store.holderOf(ip).filter(record -> !record.equals(owner) && record.isSameObject(owner))
+          .ifPresent(record -> store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record, owner));
+    }
+    for (int port : Carried.nodePorts(service)) {
+      store.holderOfNodePort(port).filter(record -> !record.equals(owner) && record.isSameObject(owner))
+          .ifPresent(record -> store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record, owner));
+    }
+  }
+
+  /** Node events: a Node's pod CIDRs are freed once the Node is gone. */
+  private final class NodeEvents implements ResourceEventHandler<Node> {
+
+    @Override
+    public void onAdd(Node node) {
+    }
+
+    @Override
+    public void onUpdate(Node before, Node after) {
+    }
+
+    @Override
+    public void onDelete(Node node, boolean finalStateUnknown) {
+      String name = node.getMetadata().getName();
+      if (leading.getAsBoolean() && cluster.node(name).isEmpty()) {
+        store.releasePodCidrs(name).whenComplete((freed, failure) -> released("podcidr", "deleted", name,
+            Holder.node(name), freed, failure));
+      }
+    }
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  /** An Event on the object, once per reason and message; true when this call reported it. */
+  private boolean reportOnce(HasMetadata object, String reason, String message) {
+    return events.warn(object, reason, message);
+  }
+
+  private static <T extends HasMetadata> List<T> sorted(List<T> objects) {
+    List<T> copy = new ArrayList<>(objects);
+    copy.sort(OLDEST_FIRST);
+    return copy;
+  }
+
+  private static io.subrange.allocator.podcidr.Node podCidrNode(Node node) {
+    Map<String, String> labels = node.getMetadata().getLabels() == null ? Map.of() : node.getMetadata().getLabels();
+    return new io.subrange.allocator.podcidr.Node(node.getMetadata().getName(), labels);
+  }
+
+  private static String name(Service service) {
+    return service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
+  }
+
+  private void awaitAll(List<CompletableFuture<?>> repairs) {
+    for (CompletableFuture<?> repair : repairs) {
+      try {
+        repair.get(WAIT_SECONDS, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        metrics.error();
+        log.warn("A repair failed, the next pass tries again: {}", rootMessage(e));
+      }
+    }
+  }
+
+  static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+  }
+}

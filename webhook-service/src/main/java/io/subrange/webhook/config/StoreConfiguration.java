@@ -15,12 +15,15 @@ import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
 
 /** Builds the {@link AllocationStore} that {@code subrange.store} names. */
 @Configuration(proxyBeanMethods = false)
 class StoreConfiguration {
 
+  /** Primary: with the ConfigMap store the {@link RebuildableStore} bean is the same object. */
   @Bean
+  @Primary
   AllocationStore allocationStore(SubrangeProperties properties, ObjectProvider<KubernetesClient> clients,
       MeterRegistry registry) {
     // Dynamic start offsets need only be spread out, not secret.

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +50,7 @@ public final class ControlPlane implements AutoCloseable {
   private Process apiServer;
   private int port;
   private volatile boolean closing;
+  private final String adminToken = UUID.randomUUID().toString();
 
   private ControlPlane(String testDir, Path logDir) {
     this.config = KubeAPIServerConfigBuilder.anAPIServerConfig()
@@ -115,7 +117,8 @@ public final class ControlPlane implements AutoCloseable {
         "--service-account-key-file", certs.getAPIServerKeyPath(),
         "--disable-admission-plugins", "ServiceAccount",
         "--service-cluster-ip-range", serviceCidrs,
-        "--allow-privileged"));
+        "--allow-privileged",
+        "--token-auth-file", writeTokens().toString()));
     command.addAll(extraFlags);
     try {
       Files.createDirectories(logDir);
@@ -133,6 +136,60 @@ public final class ControlPlane implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /**
+   * A static bearer token for an admin user, beside the client certificate: a proxy in front of
+   * the API server (WireMock injecting faults) passes a token through, not a client certificate.
+   */
+  public String adminToken() {
+    return adminToken;
+  }
+
+  private Path writeTokens() {
+    try {
+      Files.createDirectories(logDir);
+      Path file = logDir.resolve("tokens.csv");
+      Files.writeString(file, adminToken + ",subrange-test-admin,subrange-test-admin,system:masters\n",
+          StandardCharsets.UTF_8);
+      return file;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * A kubeconfig that reaches the API server at {@code server} (a proxy in front of it) with
+   * the admin token.
+   */
+  public Path writeTokenKubeconfig(Path file, String server) {
+    String yaml = """
+        apiVersion: v1
+        kind: Config
+        clusters:
+        - name: proxied
+          cluster:
+            server: %s
+            insecure-skip-tls-verify: true
+        users:
+        - name: admin
+          user:
+            token: %s
+        contexts:
+        - name: proxied
+          context:
+            cluster: proxied
+            user: admin
+            namespace: default
+        current-context: proxied
+        """.formatted(server, adminToken);
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      Files.writeString(file, yaml, StandardCharsets.UTF_8);
+      return file;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** A kubeconfig for an admin (system:masters) user, with certificate files by path. */

@@ -29,6 +29,7 @@ public final class SubrangeServer implements AutoCloseable {
   private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
 
   private final Process process;
+  private final Map<String, String> environment;
   private final int port;
   private final int managementPort;
   private final Certificates certificates;
@@ -36,9 +37,12 @@ public final class SubrangeServer implements AutoCloseable {
   private final HttpClient plainClient = HttpClient.newHttpClient();
   private final Path logFile;
   private Duration startupTime;
+  private Instant started;
 
-  private SubrangeServer(Process process, int port, int managementPort, Certificates certificates, Path logFile) {
+  private SubrangeServer(Process process, Map<String, String> environment, int port, int managementPort,
+      Certificates certificates, Path logFile) {
     this.process = process;
+    this.environment = Map.copyOf(environment);
     this.port = port;
     this.managementPort = managementPort;
     this.certificates = certificates;
@@ -53,6 +57,14 @@ public final class SubrangeServer implements AutoCloseable {
    */
   public static SubrangeServer start(RepoLayout repo, Certificates certificates, int port, int managementPort,
       Map<String, String> environment, Path logFile) {
+    SubrangeServer server = launch(repo, certificates, port, managementPort, environment, logFile);
+    server.awaitReady(Duration.ofSeconds(90));
+    return server;
+  }
+
+  /** Starts the jar without waiting; {@link #awaitReady} waits. Several start side by side this way. */
+  public static SubrangeServer launch(RepoLayout repo, Certificates certificates, int port, int managementPort,
+      Map<String, String> environment, Path logFile) {
     List<String> command = new ArrayList<>(List.of(Processes.javaExecutable(), "-XX:+UseSerialGC", "-Xmx512m",
         "-jar", repo.webhookJar().toString()));
     Map<String, String> env = new LinkedHashMap<>();
@@ -60,6 +72,11 @@ public final class SubrangeServer implements AutoCloseable {
     env.put("MANAGEMENT_SERVER_PORT", String.valueOf(managementPort));
     env.put("SUBRANGE_TLS_CERT_DIR", certificates.dir().toString());
     env.putAll(environment);
+    String jvmOptions = System.getProperty("subrange.jvm.options", "");
+    if (!jvmOptions.isBlank()) {
+      // e.g. a flight recording while measuring; {port} tells the processes' files apart
+      env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmOptions.replace("{port}", String.valueOf(port)));
+    }
     Instant started = Instant.now();
     Process process;
     try {
@@ -71,12 +88,38 @@ public final class SubrangeServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    SubrangeServer server = new SubrangeServer(process, port, managementPort, certificates, logFile);
-    server.awaitReady(started.plus(Duration.ofSeconds(90)));
-    server.startupTime = Duration.between(started, Instant.now());
-    log.info("subrange on https://127.0.0.1:{} (metrics http://127.0.0.1:{}/metrics) ready in {} ms, log {}", port,
-        managementPort, server.startupTime.toMillis(), logFile);
+    SubrangeServer server = new SubrangeServer(process, environment, port, managementPort, certificates, logFile);
+    server.started = started;
     return server;
+  }
+
+  /** Starts this server again, same ports and configuration, after it stopped or was killed. */
+  public SubrangeServer restart(RepoLayout repo) {
+    if (process.isAlive()) {
+      throw new IllegalStateException("still running");
+    }
+    SubrangeServer again = launch(repo, certificates, port, managementPort, environment, logFile);
+    again.awaitReady(Duration.ofSeconds(90));
+    return again;
+  }
+
+  /** Waits until {@code /readyz} answers 200 over TLS (or plain HTTP when TLS is off). */
+  public SubrangeServer awaitReady(Duration timeout) {
+    awaitReady(Instant.now().plus(timeout));
+    startupTime = Duration.between(started, Instant.now());
+    log.info("subrange on {} (metrics http://127.0.0.1:{}/metrics) ready in {} ms, log {}", baseUrl(), managementPort,
+        startupTime.toMillis(), logFile);
+    return this;
+  }
+
+  /** Kills the process at once (SIGKILL), as a crashed node or an OOM kill would. */
+  public void kill() {
+    process.destroyForcibly();
+    try {
+      process.waitFor();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void awaitReady(Instant deadline) {
@@ -87,7 +130,8 @@ public final class SubrangeServer implements AutoCloseable {
             + tail());
       }
       try {
-        if (tlsClient.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+        HttpClient client = tls() ? tlsClient : plainClient;
+        if (client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
           return;
         }
       } catch (IOException e) {
@@ -102,9 +146,13 @@ public final class SubrangeServer implements AutoCloseable {
     throw new IllegalStateException("subrange was not ready in time:\n" + tail());
   }
 
-  /** https://127.0.0.1:port */
+  /** https://127.0.0.1:port (http:// when started with SERVER_SSL_ENABLED=false) */
   public String baseUrl() {
-    return "https://127.0.0.1:" + port;
+    return (tls() ? "https://" : "http://") + "127.0.0.1:" + port;
+  }
+
+  private boolean tls() {
+    return !"false".equals(environment.get("SERVER_SSL_ENABLED"));
   }
 
   public String mutateUrl() {

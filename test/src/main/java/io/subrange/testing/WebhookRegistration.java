@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.stream.Stream;
 
 /**
@@ -35,6 +36,9 @@ public final class WebhookRegistration {
 
   public static final String PROBE_NAMESPACE = "subrange-probe";
   public static final String LOOPBACK_NAME = "subrange-loopback";
+  /** The labels of subrange_admission_requests_total for mutated Service CREATEs. */
+  public static final Map<String, String> SERVICE_CREATES = Map.of("webhook", "mutate", "kind", "Service",
+      "operation", "CREATE");
 
   private WebhookRegistration() {
   }
@@ -51,26 +55,39 @@ public final class WebhookRegistration {
       CustomResourceDefinition crd = load(client, file, CustomResourceDefinition.class);
       client.resource(crd).createOr(NonDeletingOperation::update);
       client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
-          .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions().stream()
+          .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions() != null
+              && c.getStatus().getConditions().stream()
               .anyMatch(cond -> cond.getType().equals("Established") && cond.getStatus().equals("True")),
               60, TimeUnit.SECONDS);
     }
   }
 
   public static void register(KubernetesClient client, RepoLayout repo, SubrangeServer subrange) {
+    register(client, repo, subrange.baseUrl(), subrange.certificates().caBundle(),
+        () -> subrange.metric("subrange_admission_requests_total", SERVICE_CREATES));
+  }
+
+  /**
+   * Registers both webhook configurations with {@code baseUrl} (one server, or a balancer in
+   * front of several) and waits until the API server calls it.
+   *
+   * @param serviceCreates how many Service CREATEs the servers behind it have been asked to mutate
+   */
+  public static void register(KubernetesClient client, RepoLayout repo, String baseUrl, String caBundle,
+      DoubleSupplier serviceCreates) {
     MutatingWebhookConfiguration mutating = load(client,
         repo.manifests().resolve("mutatingwebhookconfiguration.yaml"), MutatingWebhookConfiguration.class);
     for (MutatingWebhook webhook : mutating.getWebhooks()) {
-      webhook.setClientConfig(loopback(webhook.getClientConfig(), subrange));
+      webhook.setClientConfig(loopback(webhook.getClientConfig(), baseUrl, caBundle));
     }
     ValidatingWebhookConfiguration validating = load(client,
         repo.manifests().resolve("validatingwebhookconfiguration.yaml"), ValidatingWebhookConfiguration.class);
     for (ValidatingWebhook webhook : validating.getWebhooks()) {
-      webhook.setClientConfig(loopback(webhook.getClientConfig(), subrange));
+      webhook.setClientConfig(loopback(webhook.getClientConfig(), baseUrl, caBundle));
     }
     client.resource(asLoopback(mutating)).createOr(NonDeletingOperation::update);
     client.resource(asLoopback(validating)).createOr(NonDeletingOperation::update);
-    awaitEffective(client, subrange);
+    awaitEffective(client, baseUrl, serviceCreates);
   }
 
   /** Removes the loopback MutatingWebhookConfiguration, so only the validating webhooks run. */
@@ -87,10 +104,10 @@ public final class WebhookRegistration {
     return configuration;
   }
 
-  private static WebhookClientConfig loopback(WebhookClientConfig inCluster, SubrangeServer subrange) {
+  private static WebhookClientConfig loopback(WebhookClientConfig inCluster, String baseUrl, String caBundle) {
     return new WebhookClientConfigBuilder()
-        .withUrl(subrange.baseUrl() + inCluster.getService().getPath())
-        .withCaBundle(subrange.certificates().caBundle())
+        .withUrl(baseUrl + inCluster.getService().getPath())
+        .withCaBundle(caBundle)
         .build();
   }
 
@@ -106,18 +123,17 @@ public final class WebhookRegistration {
    * The API server picks up webhook configurations asynchronously; wait until a server-side
    * dry-run create of a Service reaches subrange (which keeps nothing for dry runs).
    */
-  private static void awaitEffective(KubernetesClient client, SubrangeServer subrange) {
+  private static void awaitEffective(KubernetesClient client, String baseUrl, DoubleSupplier serviceCreates) {
     client.resource(new NamespaceBuilder().withNewMetadata().withName(PROBE_NAMESPACE).endMetadata().build())
         .createOr(NonDeletingOperation::update);
-    Map<String, String> serviceCreates = Map.of("webhook", "mutate", "kind", "Service", "operation", "CREATE");
-    double before = subrange.metric("subrange_admission_requests_total", serviceCreates);
+    double before = serviceCreates.getAsDouble();
     Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
     while (Instant.now().isBefore(deadline)) {
       client.services().inNamespace(PROBE_NAMESPACE).resource(new ServiceBuilder()
               .withNewMetadata().withName("webhook-probe").endMetadata()
               .withNewSpec().addNewPort().withPort(80).endPort().endSpec().build())
           .dryRun().create();
-      if (subrange.metric("subrange_admission_requests_total", serviceCreates) > before) {
+      if (serviceCreates.getAsDouble() > before) {
         return;
       }
       try {
@@ -127,6 +143,6 @@ public final class WebhookRegistration {
         throw new IllegalStateException(e);
       }
     }
-    throw new IllegalStateException("the API server never called subrange's webhook at " + subrange.mutateUrl());
+    throw new IllegalStateException("the API server never called subrange's webhook at " + baseUrl + "/mutate");
   }
 }

@@ -38,6 +38,10 @@ public final class IpAddress implements Comparable<IpAddress> {
     if (text == null || text.isEmpty()) {
       throw new AddressFormatException("\"\" is not an IP address");
     }
+    IpAddress quick = canonicalIpv4(text);
+    if (quick != null) {
+      return quick;
+    }
     requireNoWhitespace(text, "an IP address");
     IPAddress parsed;
     try {
@@ -46,6 +50,41 @@ public final class IpAddress implements Comparable<IpAddress> {
       throw new AddressFormatException("\"" + text + "\" is not an IP address: " + reason(e));
     }
     return fromLibrary(parsed, text);
+  }
+
+  /**
+   * The address when {@code text} is canonical dotted decimal (four numbers 0 to 255, no leading
+   * zeros), as stored state and most requests spell it; null otherwise, for the full parser to
+   * accept or explain. Loading stored state parses every held address, so this is worth having.
+   */
+  private static IpAddress canonicalIpv4(String text) {
+    int length = text.length();
+    if (length < 7 || length > 15) {
+      return null;
+    }
+    long value = 0;
+    int octets = 0;
+    int i = 0;
+    while (i <= length) {
+      int start = i;
+      int octet = 0;
+      while (i < length && text.charAt(i) != '.') {
+        char c = text.charAt(i);
+        if (c < '0' || c > '9' || i - start >= 3) {
+          return null;
+        }
+        octet = octet * 10 + (c - '0');
+        i++;
+      }
+      int digits = i - start;
+      if (digits == 0 || (digits > 1 && text.charAt(start) == '0') || octet > 255) {
+        return null;
+      }
+      value = (value << 8) | octet;
+      octets++;
+      i++;  // past the dot (or the end)
+    }
+    return octets == 4 ? new IpAddress(IpFamily.IPV4, 0, value) : null;
   }
 
   /** An IPv4 address from its 32-bit value. */

@@ -17,6 +17,7 @@ import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -48,6 +49,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /** The name {@link #describeRanges} gives the NodePort range. */
   public static final String NODE_PORTS_NAME = "nodeports";
+  /** See {@link #needsRearm}. */
+  static final long REARM_AFTER_SECONDS = 2;
 
   private final RandomGenerator random;
   private final Clock clock;
@@ -228,6 +231,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (held != null && addressHolders.get(held).holder().isSameObject(holder)) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
+        rearm(held, holder, dryRun);
         return new IpAssignment(held, home, Scope.DYNAMIC, true);
       }
     }
@@ -256,6 +260,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool.isAllocated(address)) {
       Held current = addressHolders.get(address);
       if (current != null && current.holder().isSameObject(holder)) {
+        rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
@@ -275,6 +280,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (claim.requested() == 0) {
       for (int held : portsByHolder.getOrDefault(key(holder), Set.of())) {
         if (!notReusable.contains(held) && portHolders.get(held).holder().isSameObject(holder)) {
+          rearm(held, holder, dryRun);
           return new PortAssignment(held, range, Scope.DYNAMIC, true);
         }
       }
@@ -295,6 +301,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (nodePorts.isAllocated(port)) {
       Held current = portHolders.get(port);
       if (current != null && current.holder().isSameObject(holder)) {
+        rearm(port, holder, dryRun);
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
@@ -305,6 +312,62 @@ public final class InMemoryAllocationStore implements AllocationStore {
       taken.add(port);
     }
     return new PortAssignment(port, range, Scope.STATIC, false);
+  }
+
+  /**
+   * A CREATE (no uid yet) that gets back what its object already holds is an admission retried
+   * after an attempt whose object was never created: its values have been held with no owner
+   * since then, and the reconciler frees such values after its grace period. Holding them anew
+   * from now keeps them from being freed under the object about to be created. Not done within
+   * {@value #REARM_AFTER_SECONDS} s of taking them, so the validating webhook's check after the
+   * mutating one changes nothing.
+   */
+  private boolean needsRearm(Held held, Holder asking) {
+    return held != null && asking.uid().isEmpty() && now() - held.since() >= REARM_AFTER_SECONDS;
+  }
+
+  private void rearm(IpAddress address, Holder asking, boolean dryRun) {
+    Held held = addressHolders.get(address);
+    if (!dryRun && needsRearm(held, asking)) {
+      hold(address, new Held(held.holder(), now()));
+      markChanged(address);
+    }
+  }
+
+  private void rearm(int port, Holder asking, boolean dryRun) {
+    Held held = portHolders.get(port);
+    if (!dryRun && needsRearm(held, asking)) {
+      recordPort(port, new Held(held.holder(), now()));
+      changed.add(RangeKey.nodePorts());
+    }
+  }
+
+  /**
+   * The answer to a request that would change nothing (everything it asks for is held by its
+   * object already and needs no re-arming), as {@link #reserve} would give it; null when it
+   * would change something or be refused. A persisting store answers such requests without a
+   * write.
+   */
+  public synchronized Reservation reserveIfNothingChanges(ReservationRequest request) {
+    CompletableFuture<Reservation> preview = reserve(new ReservationRequest(request.holder(), request.ips(),
+        request.ports(), true));
+    if (preview.isCompletedExceptionally()) {
+      return null;
+    }
+    Reservation reservation = preview.join();
+    for (IpAssignment ip : reservation.ips()) {
+      if (ip.unrecorded() == null && (!ip.alreadyHeld() || needsRearm(addressHolders.get(ip.address()),
+          request.holder()))) {
+        return null;
+      }
+    }
+    for (PortAssignment port : reservation.ports()) {
+      if (port.unrecorded() == null && (!port.alreadyHeld() || needsRearm(portHolders.get(port.port()),
+          request.holder()))) {
+        return null;
+      }
+    }
+    return reservation;
   }
 
   // ---- Nodes ------------------------------------------------------------------------------
@@ -556,10 +619,14 @@ public final class InMemoryAllocationStore implements AllocationStore {
       case SERVICE_IPS -> {
         ServiceIpPool pool = pools.get(key.family());
         ServiceIpRange range = pool.range(key.name());
-        List<RangeState.Entry> entries = new ArrayList<>();
-        pool.forEachTaken(key.name(), address -> entries.add(entry(address.toString(), addressHolders.get(address))));
-        entries.sort((a, b) -> IpAddress.parse(a.value()).compareTo(IpAddress.parse(b.value())));
+        List<IpAddress> taken = new ArrayList<>();
+        pool.forEachTaken(key.name(), taken::add);
         boolean bitmap = Long.compareUnsigned(range.size(), AllocationBitmap.MAX_SIZE) <= 0 && range.size() > 0;
+        if (!bitmap) {
+          Collections.sort(taken);  // a bitmap lists them in order already
+        }
+        List<RangeState.Entry> entries = new ArrayList<>(taken.size());
+        taken.forEach(address -> entries.add(entry(address.toString(), addressHolders.get(address))));
         yield new RangeState(key, range.cidr().toString(), bitmap ? RangeState.RANGE_ALLOCATION : RangeState.SPARSE,
             range.staticBandSize(), pool.snapshot(key.name()), entries);
       }

@@ -63,4 +63,21 @@ class IpAddressTest {
     assertThat(IpAddress.parse("::1")).isGreaterThan(IpAddress.parse("255.255.255.255"));
     assertThat(IpAddress.parse("8000::")).isGreaterThan(IpAddress.parse("7fff::"));
   }
+
+  @org.junit.jupiter.api.Test
+  void theQuickPathForCanonicalIpv4AgreesWithTheFullParser() {
+    java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+    for (int n = 0; n < 20_000; n++) {
+      long value = random.nextLong(1L << 32);
+      IpAddress address = IpAddress.ipv4(value);
+      org.assertj.core.api.Assertions.assertThat(IpAddress.parse(address.toString())).isEqualTo(address);
+    }
+    for (String bad : java.util.List.of("256.1.1.1", "1.2.3.04", "1.2.3.4.5", "1.2.3", "1..2.3", "1.2.3.4.", " 1.2.3.4",
+        "1.2.3.4 ", "1.2.3.-4", "1.2.3.1000", "00.1.2.3")) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> IpAddress.parse(bad)).as(bad)
+          .isInstanceOf(AddressFormatException.class);
+    }
+    org.assertj.core.api.Assertions.assertThat(IpAddress.parse("0.0.0.0")).isEqualTo(IpAddress.ipv4(0));
+    org.assertj.core.api.Assertions.assertThat(IpAddress.parse("255.255.255.255")).isEqualTo(IpAddress.ipv4(0xFFFFFFFFL));
+  }
 }

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.subrange.allocator.band.AnchoredRandom;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
@@ -28,11 +29,11 @@ class StoreConfiguration {
       MeterRegistry registry) {
     // Dynamic start offsets need only be spread out, not secret.
     // Ranges are added by RangeSync: from the configuration, or from range objects.
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
-        ThreadLocalRandomGenerator.INSTANCE);
     KubernetesClient client = clients.getIfAvailable();
     return switch (properties.store()) {
       case MEMORY -> {
+        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
+            ThreadLocalRandomGenerator.INSTANCE);
         if (properties.role() != SubrangeProperties.Role.ALL) {
           throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
               + " subrange.role=all (it is " + properties.role().name().toLowerCase() + "); replicas and a separate"
@@ -46,7 +47,10 @@ class StoreConfiguration {
               + " the Kubernetes API: set subrange.kubernetes.enabled=true");
         }
         Duration budget = commitBudget(properties);
-        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, storeClient(client, budget),
+        // Each replica allocates around its own anchor, so replicas mostly write different shards.
+        AnchoredRandom anchor = new AnchoredRandom();
+        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), anchor);
+        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, storeClient(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry));
         store.start(properties.kubernetes().startupTimeout());
         yield store;

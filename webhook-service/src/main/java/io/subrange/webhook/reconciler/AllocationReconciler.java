@@ -48,10 +48,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>on events: frees what a deleted Service carried, and what an update dropped, once the
  *       change is committed (the informer sees only committed objects); frees a Node's pod CIDRs
- *       once the Node is gone, not when its deletion starts; names the new object as holder
- *       (its uid) as soon as it exists;
- *   <li>on each pass: records values objects carry that the store does not hold, reports
- *       duplicates and values out of range as Events, and frees values nothing carries once
+ *       once the Node is gone, not when its deletion starts;
+ *   <li>on each pass: records values objects carry that the store does not hold (and names the
+ *       object that carries a value recorded for another), reports duplicates and values out of
+ *       range as Events, and frees values nothing carries once
  *       they have been held longer than the grace period (an object may still be on its way
  *       through admission);
  *   <li>rebuilds a range's state from the cluster when the store has none (never stored, deleted,
@@ -268,17 +268,18 @@ public final class AllocationReconciler {
   }
 
   /**
-   * Names the object that carries a value as its holder: fills in the uid of the object the record
-   * names, or replaces a record naming an object that does not carry it (gone, or never created).
+   * Names the object that carries a value as its holder when the record names another one (an
+   * object that is gone or was never created, or one created with generateName, recorded before
+   * it had a name). A record made at CREATE, without the uid, already names the object: filling
+   * the uid in would cost a write per Service for nothing.
    */
   private CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder record, Holder owner,
       List<Service> carriers, String metricKind) {
-    boolean sameObject = record.isSameObject(owner);
-    if (!sameObject && carriers.stream().anyMatch(s -> Carried.holder(s).equals(record))) {
-      return CompletableFuture.completedFuture(false);  // a duplicate, reported above
+    if (record.isSameObject(owner) || carriers.stream().anyMatch(s -> Carried.holder(s).equals(record))) {
+      return CompletableFuture.completedFuture(false);  // its own, or a duplicate reported above
     }
     return store.adopt(kind, value, record, owner).thenApply(adopted -> {
-      if (adopted && !sameObject) {
+      if (adopted) {
         metrics.repair(metricKind, "holder");
         log.info("{} {} was recorded for {}, which does not carry it; {} does", kind, value, record, owner);
       }
@@ -364,14 +365,12 @@ public final class AllocationReconciler {
 
   // ---- events -------------------------------------------------------------------------------
 
-  /** Service events: releases what a delete or an update freed, names new objects as holders. */
+  /** Service events: releases what a delete or an update freed. */
   private final class ServiceEvents implements ResourceEventHandler<Service> {
 
     @Override
     public void onAdd(Service service) {
-      if (leading.getAsBoolean()) {
-        nameAsHolder(service);
-      }
+      // Nothing to free; what it carries is compared on the next pass.
     }
 
     @Override
@@ -386,7 +385,6 @@ public final class AllocationReconciler {
         droppedPorts.removeAll(Carried.nodePorts(after));
         release(before, droppedIps, droppedPorts, "updated");
       }
-      nameAsHolder(after);
     }
 
     @Override
@@ -397,24 +395,18 @@ public final class AllocationReconciler {
     }
   }
 
+  /** Frees values a Service gave up, unless another Service carries them now. */
   private void release(Service service, Iterable<IpAddress> ips, Iterable<Integer> ports, String reason) {
     Holder holder = Carried.holder(service);
-    Set<IpAddress> stillCarried = new HashSet<>();
-    Set<Integer> portsStillCarried = new HashSet<>();
-    for (Service other : cluster.services()) {
-      if (!Objects.equals(other.getMetadata().getUid(), service.getMetadata().getUid())) {
-        stillCarried.addAll(Carried.clusterIps(other));
-        portsStillCarried.addAll(Carried.nodePorts(other));
-      }
-    }
+    String uid = service.getMetadata().getUid();
     for (IpAddress ip : ips) {
-      if (!stillCarried.contains(ip)) {
+      if (cluster.carrying(ip).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
         store.releaseIp(ip, holder).whenComplete((freed, failure) -> released("clusterip", reason, ip, holder, freed,
             failure));
       }
     }
     for (int port : ports) {
-      if (!portsStillCarried.contains(port)) {
+      if (cluster.carryingNodePort(port).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
         store.releaseNodePort(port, holder).whenComplete((freed, failure) -> released("nodeport", reason, port, holder,
             freed, failure));
       }
@@ -429,19 +421,6 @@ public final class AllocationReconciler {
     } else if (Boolean.TRUE.equals(freed)) {
       metrics.release(kind, reason);
       log.debug("Freed {} {}: {} was {}", kind, value, holder, reason);
-    }
-  }
-
-  /** Names a Service that now exists (with its uid) as the holder of what was recorded at its CREATE. */
-  private void nameAsHolder(Service service) {
-    Holder owner = Carried.holder(service);
-    for (IpAddress ip : Carried.clusterIps(service)) {
-      store.holderOf(ip).filter(record -> !record.equals(owner) && record.isSameObject(owner))
-          .ifPresent(record -> store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record, owner));
-    }
-    for (int port : Carried.nodePorts(service)) {
-      store.holderOfNodePort(port).filter(record -> !record.equals(owner) && record.isSameObject(owner))
-          .ifPresent(record -> store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record, owner));
     }
   }
 

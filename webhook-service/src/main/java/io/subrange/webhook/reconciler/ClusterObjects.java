@@ -5,7 +5,10 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.subrange.allocator.net.IpAddress;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -17,9 +20,30 @@ public final class ClusterObjects implements AutoCloseable {
   private final SharedIndexInformer<Service> services;
   private final SharedIndexInformer<Node> nodes;
 
+  private static final String CARRIED = "carried";
+
   public ClusterObjects(KubernetesClient client) {
     this.services = client.services().inAnyNamespace().runnableInformer(0);
+    this.services.addIndexers(Map.of(CARRIED, ClusterObjects::carriedValues));
     this.nodes = client.nodes().runnableInformer(0);
+  }
+
+  /** Index keys for what a Service carries: its ClusterIPs, and "port:N" for its NodePorts. */
+  private static List<String> carriedValues(Service service) {
+    List<String> values = new ArrayList<>();
+    Carried.clusterIps(service).forEach(ip -> values.add(ip.toString()));
+    Carried.nodePorts(service).forEach(port -> values.add("port:" + port));
+    return values;
+  }
+
+  /** The Services that carry a ClusterIP now. */
+  public List<Service> carrying(IpAddress address) {
+    return services.getIndexer().byIndex(CARRIED, address.toString());
+  }
+
+  /** The Services that carry a NodePort now. */
+  public List<Service> carryingNodePort(int port) {
+    return services.getIndexer().byIndex(CARRIED, "port:" + port);
   }
 
   void onServices(ResourceEventHandler<Service> handler) {

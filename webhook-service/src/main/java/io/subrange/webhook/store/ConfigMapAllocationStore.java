@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.subrange.allocator.band.AnchoredRandom;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -90,6 +91,10 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   /** Objects with changes applied to the engine and not yet stored (guarded by the engine's lock). */
   private final Set<String> unstoredHolders = new HashSet<>();
   private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
+  /** Tasks taken from the queue during a commit, to run after it (committer thread only). */
+  private final List<Control> deferred = new ArrayList<>();
+  /** Where this replica starts dynamic allocations; null when starts are uniform. */
+  private final AnchoredRandom anchor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final ExecutorService writers;
   private final Thread committer;
@@ -106,7 +111,17 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    */
   public ConfigMapAllocationStore(InMemoryAllocationStore engine, KubernetesClient client, String namespace,
       Duration budget, StoreMetrics metrics) {
+    this(engine, null, client, namespace, budget, metrics);
+  }
+
+  /**
+   * @param anchor the engine's source of start offsets, moved after a write lost to another
+   *     replica so replicas spread over a range's shards
+   */
+  public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredRandom anchor, KubernetesClient client,
+      String namespace, Duration budget, StoreMetrics metrics) {
     this.engine = engine;
+    this.anchor = anchor;
     this.client = client;
     this.namespace = namespace;
     this.budget = budget;
@@ -123,8 +138,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @throws IllegalStateException when the ConfigMaps cannot be listed within {@code timeout}
    */
   public void start(Duration timeout) {
-    informer = client.configMaps().inNamespace(namespace).withLabel(RangeConfigMaps.PART_OF, "subrange")
-        .runnableInformer(0);
+    informer = client.configMaps().inNamespace(namespace).withLabel(RangeConfigMaps.KIND_LABEL).runnableInformer(0);
     informer.addEventHandler(shards.watch(() -> queue.add(new Control(() -> { }))));
     try {
       informer.start().toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -186,18 +200,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    */
   private Reservation answerIfNothingChanges(ReservationRequest request) {
     synchronized (engine) {
-      if (unstoredHolders.contains(holderKey(request.holder()))) {
-        return null;
-      }
-      CompletableFuture<Reservation> preview = engine.reserve(new ReservationRequest(request.holder(), request.ips(),
-          request.ports(), true));
-      if (preview.isCompletedExceptionally()) {
-        return null;
-      }
-      Reservation reservation = preview.join();
-      boolean unchanged = reservation.ips().stream().allMatch(a -> a.alreadyHeld() || a.unrecorded() != null)
-          && reservation.ports().stream().allMatch(a -> a.alreadyHeld() || a.unrecorded() != null);
-      return unchanged ? reservation : null;
+      return unstoredHolders.contains(holderKey(request.holder())) ? null : engine.reserveIfNothingChanges(request);
     }
   }
 
@@ -464,6 +467,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
         if (!batch.isEmpty()) {
           try {
             commit(batch);
+            for (Control control : List.copyOf(deferred)) {
+              control.run();
+            }
+            deferred.clear();
+            shards.refresh(engine);
           } catch (RuntimeException e) {
             log.error("Committing {} requests failed; they are answered 503 and the stored state is reloaded",
                 batch.size(), e);
@@ -501,6 +509,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       if (pending.isEmpty()) {
         break;
       }
+      long attemptStarted = System.nanoTime();
       Map<RangeKey, RangeState> states = new LinkedHashMap<>();
       synchronized (engine) {
         engine.drainChanged();
@@ -521,48 +530,97 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
           }
         }
       }
+      long applied = System.nanoTime();
       Set<RangeKey> failed = new HashSet<>();
+      Set<String> reread = new HashSet<>();
+      boolean lostToAnother = false;
       List<ShardWrite> writes = new ArrayList<>();
       for (RangeState state : states.values()) {
         for (ConfigMap desired : RangeConfigMaps.encode(state, namespace).values()) {
           ConfigMap base = shards.loaded(desired.getMetadata().getName());
           if (base == null) {
             failed.add(state.key());
+            reread.add(desired.getMetadata().getName());
             trouble = "ConfigMap " + desired.getMetadata().getName() + " is gone";
           } else if (!RangeConfigMaps.sameContent(base, desired)) {
             desired.getMetadata().setResourceVersion(base.getMetadata().getResourceVersion());
+            shards.writing(desired);
             writes.add(new ShardWrite(state.key(), desired));
           }
         }
       }
-      for (ShardWrite write : runAll(writes)) {
+      long encoded = System.nanoTime();
+      List<ShardWrite> done = runAll(writes);
+      if (log.isTraceEnabled()) {
+        log.trace("commit attempt {}: {} requests, apply {} us, encode {} us, {} writes {} us", attempt, pending.size(),
+            (applied - attemptStarted) / 1000, (encoded - applied) / 1000, writes.size(),
+            (System.nanoTime() - encoded) / 1000);
+      }
+      for (ShardWrite write : done) {
         if (write.written != null) {
           writesDone++;
           shards.written(write.written);
         } else {
+          shards.notWritten(write.desired.getMetadata().getName());
           failed.add(write.key);
+          reread.add(write.desired.getMetadata().getName());
+          lostToAnother |= write.conflict;
           trouble = write.trouble;
         }
       }
+      List<Mutation<?>> stored = new ArrayList<>();
       for (Iterator<Mutation<?>> it = pending.iterator(); it.hasNext();) {
         Mutation<?> mutation = it.next();
         if (Collections.disjoint(mutation.keys, failed)) {
-          requests++;
-          writesAlone += mutation.keys.size();
-          mutation.succeed(metrics);
+          stored.add(mutation);
           it.remove();
         }
+      }
+      synchronized (engine) {
+        // Before answering: the validating webhook follows at once and may take the fast path.
+        unstoredHolders.clear();
+        pending.forEach(m -> {
+          if (m.holderKey != null) {
+            unstoredHolders.add(m.holderKey);
+          }
+        });
+      }
+      for (Mutation<?> mutation : stored) {
+        requests++;
+        writesAlone += mutation.keys.size();
+        mutation.succeed(metrics);
       }
       if (pending.isEmpty()) {
         break;
       }
-      shards.reload(failed);
+      if (lostToAnother && anchor != null) {
+        anchor.reanchor();  // another replica allocates where this one did: move elsewhere
+      }
+      shards.reread(reread);
       shards.refresh(engine);
       pause(attempt++, pending);
+      joinArrivals(pending);
     }
     if (requests > 0) {
       metrics.commit(requests, writesAlone, writesDone);
-      log.debug("Committed {} requests in {} writes ({} attempts)", requests, writesDone, attempt + 1);
+      log.debug("Committed {} requests in {} writes ({} attempts), first: {}", requests, writesDone, attempt + 1,
+          batch.get(0).what);
+    }
+  }
+
+  /**
+   * Requests that arrived while a commit was being retried join it: they would wait behind it
+   * anyway, and one write carries them all. Other tasks wait for the commit to end.
+   */
+  private void joinArrivals(List<Mutation<?>> pending) {
+    List<Task> arrived = new ArrayList<>();
+    queue.drainTo(arrived, MAX_BATCH);
+    for (Task task : arrived) {
+      if (task instanceof Mutation<?> mutation) {
+        pending.add(mutation);
+      } else {
+        deferred.add((Control) task);
+      }
     }
   }
 
@@ -613,6 +671,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     final ConfigMap desired;
     ConfigMap written;
     String trouble;
+    boolean conflict;
 
     ShardWrite(RangeKey key, ConfigMap desired) {
       this.key = key;
@@ -625,7 +684,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
         written = client.configMaps().inNamespace(namespace).resource(desired).update();
         metrics.write(StoreMetrics.WriteResult.OK);
       } catch (KubernetesClientException e) {
-        boolean conflict = e.getCode() == 409;
+        conflict = e.getCode() == 409;
         metrics.write(conflict ? StoreMetrics.WriteResult.CONFLICT : StoreMetrics.WriteResult.ERROR);
         trouble = conflict ? "ConfigMap " + name + " was changed by another writer"
             : e.getCode() == 404 ? "ConfigMap " + name + " is gone"

@@ -31,17 +31,21 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.zip.Deflater;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
 /**
  * How a range's {@link RangeState} is kept in ConfigMaps, and read back.
  *
- * <p>A range is split into a fixed number of shards, so no ConfigMap nears the 1 MiB limit:
- * ranges with a bitmap (up to 2^24 addresses, and NodePorts) by blocks of offsets (at least
- * {@value #MIN_SHARD_SPAN}, at most 128 blocks), sparse IPv6 ranges by offset hash into
- * {@value #SPARSE_SHARDS}, pod CIDRs in one. Every shard of a range exists once its state is
- * known, so a missing one means the state is lost and must be rebuilt, never that it was empty.
+ * <p>A range is split into a fixed number of shards of consecutive offsets: ranges with a bitmap
+ * (up to 2^24 addresses, and NodePorts) in blocks of at least {@value #MIN_SHARD_SPAN} offsets
+ * and at most {@value #MAX_BITMAP_SHARDS} blocks, sparse IPv6 ranges in {@value #SPARSE_SHARDS},
+ * pod CIDRs in one. Small shards keep each write small (a write carries its whole shard, holders
+ * included) and let replicas that allocate in different parts of a range (see AnchoredRandom)
+ * write different ConfigMaps; no ConfigMap nears the 1 MiB limit. Every shard of a range exists
+ * once its state is known, so a missing one means the state is lost and must be rebuilt, never
+ * that it was empty.
  * Each shard holds:
  * <ul>
  *   <li>{@code binaryData.allocation}: the allocator's bytes for its part (RangeAllocation data
@@ -66,11 +70,8 @@ public final class RangeConfigMaps {
   static final String ALLOCATION = "allocation";
   static final String HOLDERS = "holders.gz";
 
-  /**
-   * Offsets per shard of a bitmap range, at least: 1 KiB of bits, and holders within about 300 KiB
-   * when every offset is taken by a long-named Service.
-   */
-  static final int MIN_SHARD_SPAN = 1 << 13;
+  /** Offsets per shard of a bitmap range, at least: 64 bytes of bits, a few KiB of holders. */
+  static final int MIN_SHARD_SPAN = 512;
   static final int MAX_BITMAP_SHARDS = 128;
   static final int SPARSE_SHARDS = 16;
 
@@ -130,8 +131,13 @@ public final class RangeConfigMaps {
 
   // ---- writing ----------------------------------------------------------------------------
 
-  /** How many shards a range has, and how many offsets each covers (bitmaps only). */
+  /** How many shards a range has, and how many offsets each covers (unsigned; 0 for pod CIDRs). */
   record Layout(int shards, long span) {
+
+    /** The shard of an offset. */
+    int shardOf(long offset) {
+      return span == 0 ? 0 : (int) Long.divideUnsigned(offset, span);
+    }
 
     static Layout of(RangeKey key, String encoding, String range) {
       return switch (encoding) {
@@ -142,7 +148,10 @@ public final class RangeConfigMaps {
           span = (span + 63) / 64 * 64;
           yield new Layout((int) Math.max(1, (size + span - 1) / span), span);
         }
-        case RangeState.SPARSE -> new Layout(SPARSE_SHARDS, 0);
+        case RangeState.SPARSE -> {
+          long size = ServiceIpRange.of(Cidr.parse(range)).size();  // unsigned, up to 2^64 - 1
+          yield new Layout(SPARSE_SHARDS, Long.divideUnsigned(size, SPARSE_SHARDS) + 1);
+        }
         case RangeState.NODE_LEDGER -> new Layout(1, 0);
         default -> throw new IllegalArgumentException("unknown encoding " + encoding);
       };
@@ -163,7 +172,7 @@ public final class RangeConfigMaps {
       case RangeState.SPARSE -> {
         Map<Integer, List<Long>> byShard = new TreeMap<>();
         for (long offset : SparseAllocationSet.decodeSnapshot(state.allocation())) {
-          byShard.computeIfAbsent(sparseShard(offset), s -> new ArrayList<>()).add(offset);
+          byShard.computeIfAbsent(layout.shardOf(offset), s -> new ArrayList<>()).add(offset);
         }
         for (int shard = 0; shard < layout.shards(); shard++) {
           allocations.put(shard, SparseAllocationSet.encodeSnapshot(byShard.getOrDefault(shard, List.of()).stream()
@@ -265,9 +274,9 @@ public final class RangeConfigMaps {
           }
           case RangeState.SPARSE -> {
             for (long offset : SparseAllocationSet.decodeSnapshot(allocation)) {
-              if (sparseShard(offset) != index) {
+              if (layout.shardOf(offset) != index) {
                 throw new IllegalArgumentException("offset " + Long.toUnsignedString(offset) + " belongs in shard "
-                    + sparseShard(offset));
+                    + layout.shardOf(offset));
               }
               sparse.add(offset);
             }
@@ -374,10 +383,6 @@ public final class RangeConfigMaps {
     return bigEndian;
   }
 
-  static int sparseShard(long offset) {
-    return (int) ((offset * 0x9E3779B97F4A7C15L) >>> 60) % SPARSE_SHARDS;
-  }
-
   /** One line per value: value, holder kind, namespace, name, uid, since ("-" for unknown). */
   static byte[] ledger(List<RangeState.Entry> entries) {
     StringBuilder text = new StringBuilder();
@@ -409,9 +414,14 @@ public final class RangeConfigMaps {
     return entries;
   }
 
+  /** Fast rather than small: it runs on every write, and the text is repetitive enough either way. */
   static byte[] gzip(byte[] data) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(data.length / 4 + 64);
+    try (GZIPOutputStream zip = new GZIPOutputStream(out) {
+      {
+        def.setLevel(Deflater.BEST_SPEED);
+      }
+    }) {
       zip.write(data);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -444,10 +454,10 @@ public final class RangeConfigMaps {
         if (offset == ServiceIpRange.NOT_ASSIGNABLE) {
           throw new IllegalArgumentException(value + " is not in " + state.range());
         }
-        return state.encoding().equals(RangeState.SPARSE) ? sparseShard(offset) : (int) (offset / layout.span());
+        return layout.shardOf(offset);
       }
       if (ports != null) {
-        return (int) ((Integer.parseInt(value) - ports.first()) / layout.span());
+        return layout.shardOf(Integer.parseInt(value) - ports.first());
       }
       return 0;
     }

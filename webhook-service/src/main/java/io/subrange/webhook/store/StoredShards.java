@@ -40,6 +40,8 @@ final class StoredShards {
   private final Map<String, ConfigMap> loaded = new ConcurrentHashMap<>();
   private final Set<Scope> stale = ConcurrentHashMap.newKeySet();
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
+  /** Shards being written now, as they will read once written: the watch's echo is no news. */
+  private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
 
   StoredShards(KubernetesClient client, String namespace, StoreMetrics metrics) {
     this.client = client;
@@ -67,10 +69,21 @@ final class StoredShards {
     return problems.get(key);
   }
 
+  /** A shard about to be written with {@code desired}: its watch event may come before the answer. */
+  void writing(ConfigMap desired) {
+    writing.put(desired.getMetadata().getName(), desired);
+  }
+
   /** A shard this process wrote: the engine already reflects it. */
   void written(ConfigMap shard) {
     loaded.put(shard.getMetadata().getName(), shard);
     remember(shard);
+    writing.remove(shard.getMetadata().getName());
+  }
+
+  /** A write that failed (or may have landed): whatever the watch brings is news. */
+  void notWritten(String name) {
+    writing.remove(name);
   }
 
   /** A shard seen (listed, watched, written): kept when newer than what is known. */
@@ -90,6 +103,34 @@ final class StoredShards {
 
   boolean anyStale() {
     return !stale.isEmpty();
+  }
+
+  /**
+   * Reads shards again from the API, one by one (a write to them lost or failed); their kinds
+   * load again before the next commit. The watch usually brings the same news a moment later.
+   */
+  void reread(Set<String> names) {
+    for (String name : names) {
+      metrics.reload();
+      try {
+        ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
+        if (current == null) {
+          latest.remove(name);
+        } else {
+          remember(current);
+        }
+        ConfigMap known = current != null ? current : loaded.get(name);
+        if (known != null) {
+          RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+        }
+      } catch (RuntimeException e) {
+        log.debug("Reading {} again failed ({}); the next write will tell", name, ConfigMapAllocationStore.rootMessage(e));
+        ConfigMap known = loaded.get(name);
+        if (known != null) {
+          RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+        }
+      }
+    }
   }
 
   /** Reads the shards of the given ranges' kinds again from the API (a write lost or failed). */
@@ -199,8 +240,17 @@ final class StoredShards {
 
       private void seen(ConfigMap shard) {
         ConfigMap base = loaded.get(shard.getMetadata().getName());
+        ConfigMap ours = writing.get(shard.getMetadata().getName());
         remember(shard);
+        if (ours != null && RangeConfigMaps.sameContent(shard, ours)) {
+          return;  // this process's own write, seen before its answer arrived
+        }
         if (base == null || newer(shard, base)) {
+          if (log.isDebugEnabled()) {
+            log.debug("Shard {} changed elsewhere: version {} (loaded {}, writing {})", shard.getMetadata().getName(),
+                shard.getMetadata().getResourceVersion(), base == null ? null : base.getMetadata().getResourceVersion(),
+                ours == null ? null : ours.getMetadata().getResourceVersion());
+          }
           RangeConfigMaps.keyOf(shard).ifPresent(key -> {
             if (markStale(key)) {
               wake.run();

@@ -210,7 +210,7 @@ class ConfigMapAllocationStoreIT {
     initialize(store);
     store.reserve(service("before", false)).join();
     assertThat(admin.configMaps().inNamespace(namespace).withLabels(RangeConfigMaps.selector(V4)).list().getItems())
-        .as("a /16 in 8 shards").hasSize(8);
+        .as("a /16 in 128 shards of 512").hasSize(128);
 
     admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-3").delete();
     await().atMost(Duration.ofSeconds(10)).until(() -> store.rangesToRebuild().containsKey(V4));

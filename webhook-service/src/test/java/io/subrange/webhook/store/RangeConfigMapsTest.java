@@ -56,7 +56,7 @@ class RangeConfigMapsTest {
       assertThat(back.allocation()).as(key + " allocation").isEqualTo(state.allocation());
       assertThat(back.entries()).as(key + " holders").containsExactlyInAnyOrderElementsOf(state.entries());
     }
-    assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in blocks of 8192").hasSize(128);
+    assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in 128 blocks of 8192").hasSize(128);
     assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(RangeConfigMaps.SPARSE_SHARDS);
     assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).hasSize(1);
     assertThat(RangeConfigMaps.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
@@ -84,13 +84,13 @@ class RangeConfigMapsTest {
     RangeState state = new RangeState(V4, "10.96.0.0/16", RangeState.RANGE_ALLOCATION, 256, new byte[] {1},
         List.of(new RangeState.Entry("10.96.0.1", Holder.service("a", "b", ""), 1)));
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns");
-    assertThat(shards).hasSize(8);
+    assertThat(shards).hasSize(128);
     assertThatThrownBy(() -> RangeConfigMaps.decode(V4, List.of()))
         .hasMessageContaining("subrange-service-ips-kubernetes-ipv4-0 is missing");
     List<ConfigMap> withoutOne = new ArrayList<>(shards.values());
     withoutOne.remove(5);
     assertThatThrownBy(() -> RangeConfigMaps.decode(V4, withoutOne))
-        .hasMessageContaining("subrange-service-ips-kubernetes-ipv4-5 is missing (shard 5 of 8)");
+        .hasMessageContaining("subrange-service-ips-kubernetes-ipv4-5 is missing (shard 5 of 128)");
 
     List<ConfigMap> mixed = new ArrayList<>(shards.values());
     mixed.set(3, RangeConfigMaps.encode(new RangeState(V4, "10.97.0.0/16", RangeState.RANGE_ALLOCATION, 256,
@@ -105,7 +105,7 @@ class RangeConfigMapsTest {
     byte[] bits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8 + 1];
     bits[0] = 1;
     overlong.get(1).getBinaryData().put(RangeConfigMaps.ALLOCATION, Base64.getEncoder().encodeToString(bits));
-    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, overlong)).hasMessageContaining("longer than its 8192 offsets");
+    assertThatThrownBy(() -> RangeConfigMaps.decode(V4, overlong)).hasMessageContaining("longer than its 512 offsets");
   }
 
   @Test

@@ -1,0 +1,306 @@
+package io.subrange.testing;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The load harness (issue 5, evidence a, b, c and e at full size), one command:
+ * {@code test/scripts/load [options]} (see {@link #usage}). It starts its own kube-apiserver and
+ * etcd on loopback and subrange replicated on them, and prints what it measured.
+ *
+ * <ul>
+ *   <li>{@code replicas}: three webhook replicas and a reconciler; Services (half NodePort)
+ *       created by many clients through all replicas; with {@code --kill}, one replica is killed
+ *       (SIGKILL) halfway; then no duplicate may exist, every value left without an owner must be
+ *       freed within grace + 30 s, and deleting everything must bring every count back to 0.
+ *   <li>{@code overhead}: Service creates per second and latency against the same API server
+ *       without subrange, then with it registered, at each client count.
+ * </ul>
+ */
+public final class LoadHarness {
+
+  private LoadHarness() {
+  }
+
+  static String usage() {
+    return """
+        usage: test/scripts/load <replicas|overhead|all> [--services N] [--clients C[,C...]] [--replicas R]
+                                 [--kill] [--grace SECONDS]
+          replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
+                     --kill kills one replica halfway; reclaim and delete-everything checks follow
+          overhead   e: creates/s and p50/p99 without and with subrange at each C (default 2000, 16,32)
+          all        both, one after the other
+        """;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = parse(args);
+    String scenario = options.getOrDefault("scenario", "");
+    boolean ok;
+    switch (scenario) {
+      case "replicas" -> ok = replicas(options);
+      case "overhead" -> ok = overhead(options);
+      case "all" -> ok = replicas(options) & overhead(options);
+      default -> {
+        System.err.print(usage());
+        System.exit(2);
+        return;
+      }
+    }
+    System.out.println(ok ? "LOAD HARNESS: PASS" : "LOAD HARNESS: FAIL");
+    System.exit(ok ? 0 : 1);
+  }
+
+  // ---- a, b, c ----------------------------------------------------------------------------------
+
+  static boolean replicas(Map<String, String> options) {
+    int services = Integer.parseInt(options.getOrDefault("services", "3000"));
+    int clients = Integer.parseInt(options.getOrDefault("clients", "32").split(",")[0]);
+    int replicas = Integer.parseInt(options.getOrDefault("replicas", "3"));
+    boolean kill = options.containsKey("kill");
+    Duration grace = Duration.ofSeconds(Long.parseLong(options.getOrDefault("grace", "60")));
+    RepoLayout repo = RepoLayout.locate();
+    Path workDir = repo.root().resolve("test/target/load-replicas");
+    try (ControlPlane plane = ControlPlane.start(repo, "10.96.0.0/16", ControlPlane.FEATURE_GATES, workDir)) {
+      ReplicatedCluster.Settings defaults = ReplicatedCluster.Settings.defaults();
+      ReplicatedCluster.Settings settings = new ReplicatedCluster.Settings(replicas, defaults.serviceCidrs(),
+          defaults.podCidrs(), grace, defaults.reconcilerInterval(), defaults.leaseDuration(), null);
+      try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings);
+           KubernetesClient load = ServiceLoad.concurrentClient(plane.client().getConfiguration(), clients)) {
+        namespace(load, "load");
+        System.out.printf("== replicas: %d Services (half NodePort), %d clients, %d webhook replicas + 1 reconciler%s%n",
+            services, clients, replicas, kill ? ", one replica killed halfway" : "");
+        int killAt = services / 2;
+        ServiceLoad.Report report = ServiceLoad.create(load, "load", "svc", services, clients, done -> {
+          if (kill && done == killAt) {
+            System.out.printf("   kill -9 replica 1 after %d creates%n", done);
+            cluster.kill(1);
+          }
+        });
+        Instant loadEnded = Instant.now();
+        System.out.println("   " + report.summary());
+        System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
+        boolean ok = check("every create admitted (failures are not subrange's races)", report.failures().isEmpty());
+        List<String> duplicates = duplicates(load);
+        ok &= check("no duplicate ClusterIP or NodePort: " + duplicates, duplicates.isEmpty());
+        Duration limit = grace.plusSeconds(30);
+        Duration reclaimed = awaitNoOrphans(cluster, limit);
+        ok &= check("values left without an owner freed within grace + 30 s (" + limit.toSeconds() + " s): "
+            + (reclaimed == null ? "not all" : "after " + reclaimed.toSeconds() + " s"), reclaimed != null);
+        ok &= check("the ConfigMaps hold every Service's values", unaccounted(cluster).isEmpty());
+        printStoreMetrics(cluster);
+        System.out.printf("   load ended %s; deleting everything%n", loadEnded);
+        ServiceLoad.deleteAll(load, "load", "svc", clients);
+        boolean zero = awaitCondition(Duration.ofSeconds(120), () -> {
+          StoredAllocations stored = cluster.stored();
+          return stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(java.util.Set.of("10.96.0.1"));
+        });
+        ok &= check("after deleting everything every count is back to 0 (only the API server's own Service)", zero);
+        return ok;
+      }
+    }
+  }
+
+  // ---- e ----------------------------------------------------------------------------------------
+
+  static boolean overhead(Map<String, String> options) {
+    int services = Integer.parseInt(options.getOrDefault("services", "2000"));
+    int replicas = Integer.parseInt(options.getOrDefault("replicas", "3"));
+    List<Integer> clientCounts = new ArrayList<>();
+    for (String c : options.getOrDefault("clients", "16,32").split(",")) {
+      clientCounts.add(Integer.parseInt(c));
+    }
+    RepoLayout repo = RepoLayout.locate();
+    Path workDir = repo.root().resolve("test/target/load-overhead");
+    try (ControlPlane plane = ControlPlane.start(repo, "10.96.0.0/16", ControlPlane.FEATURE_GATES, workDir)) {
+      Config config = plane.client().getConfiguration();
+      Map<Integer, ServiceLoad.Report> without = new LinkedHashMap<>();
+      Map<Integer, ServiceLoad.Report> with = new LinkedHashMap<>();
+      System.out.printf("== overhead: %d Services (half NodePort) per run, clients %s%n", services, clientCounts);
+      for (int clients : clientCounts) {
+        without.put(clients, run(config, "plain", services, clients));
+      }
+      ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withWebhooks(replicas);
+      try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings)) {
+        for (int clients : clientCounts) {
+          with.put(clients, run(config, "subrange", services, clients));
+        }
+        printStoreMetrics(cluster);
+        System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
+      }
+      boolean ok = true;
+      System.out.println("   | clients | without: creates/s | p50 ms | p99 ms | with subrange: creates/s | p50 ms |"
+          + " p99 ms | ratio | p99 overhead ms |");
+      for (int clients : clientCounts) {
+        ServiceLoad.Report a = without.get(clients);
+        ServiceLoad.Report b = with.get(clients);
+        double ratio = b.createsPerSecond() / a.createsPerSecond();
+        double p99 = b.percentileMillis(99) - a.percentileMillis(99);
+        System.out.printf("   | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f |%n", clients,
+            a.createsPerSecond(), a.percentileMillis(50), a.percentileMillis(99), b.createsPerSecond(),
+            b.percentileMillis(50), b.percentileMillis(99), ratio, p99);
+        ok &= check(clients + " clients: throughput ratio >= 0.9 (" + String.format("%.2f", ratio) + ")", ratio >= 0.9);
+        ok &= check(clients + " clients: p99 overhead <= 5 ms (" + String.format("%.1f", p99) + ")", p99 <= 5);
+      }
+      return ok;
+    }
+  }
+
+  private static ServiceLoad.Report run(Config config, String label, int services, int clients) {
+    String namespace = label + "-" + clients;
+    try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
+      namespace(load, namespace);
+      // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
+      ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
+      ServiceLoad.deleteAll(load, namespace, "warm", clients);
+      ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
+      System.out.printf("   %-8s %s%n", label, report.summary());
+      ServiceLoad.deleteAll(load, namespace, "svc", clients);
+      return report;
+    }
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------------
+
+  private static void printStoreMetrics(ReplicatedCluster cluster) {
+    double written = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "ok"));
+    double conflicts = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "conflict"));
+    double saved = cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of());
+    double committed = cluster.webhookMetric("subrange_store_committed_requests_total", Map.of());
+    double commits = cluster.webhookMetric("subrange_store_commits_total", Map.of());
+    System.out.printf("   store (live replicas): %.0f requests stored in %.0f commits, %.0f ConfigMap writes, %.0f writes"
+            + " saved by group commit, %.0f conflicts%n", committed, commits, written, saved, conflicts);
+  }
+
+  private static Duration awaitNoOrphans(ReplicatedCluster cluster, Duration limit) {
+    Instant started = Instant.now();
+    return awaitCondition(limit, () -> orphans(cluster).isEmpty()) ? Duration.between(started, Instant.now()) : null;
+  }
+
+  private static boolean awaitCondition(Duration limit, java.util.function.BooleanSupplier condition) {
+    Instant deadline = Instant.now().plus(limit);
+    while (Instant.now().isBefore(deadline)) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      try {
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return condition.getAsBoolean();
+  }
+
+  static Map<String, String> orphans(ReplicatedCluster cluster) {
+    StoredAllocations stored = cluster.stored();
+    Map<String, String> carried = carried(cluster.client());
+    Map<String, String> orphans = new HashMap<>();
+    stored.clusterIps().forEach((ip, holder) -> {
+      if (!carried.containsKey(ip)) {
+        orphans.put(ip, holder);
+      }
+    });
+    stored.nodePorts().forEach((port, holder) -> {
+      if (!carried.containsKey(String.valueOf(port))) {
+        orphans.put(String.valueOf(port), holder);
+      }
+    });
+    return orphans;
+  }
+
+  static List<String> unaccounted(ReplicatedCluster cluster) {
+    StoredAllocations stored = cluster.stored();
+    List<String> missing = new ArrayList<>();
+    carried(cluster.client()).forEach((value, holder) -> {
+      String held = value.contains(".") || value.contains(":") ? stored.clusterIps().get(value)
+          : stored.nodePorts().get(Integer.parseInt(value));
+      if (!holder.equals(held)) {
+        missing.add(holder + " " + value + " (stored: " + held + ")");
+      }
+    });
+    return missing;
+  }
+
+  /** Every ClusterIP and NodePort Services carry, to the Service ("namespace/name"). */
+  static Map<String, String> carried(KubernetesClient client) {
+    Map<String, String> carried = new HashMap<>();
+    for (Service service : client.services().inAnyNamespace().list().getItems()) {
+      String name = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
+      if (service.getSpec().getClusterIPs() != null) {
+        service.getSpec().getClusterIPs().stream().filter(ip -> !ip.isEmpty() && !ip.equals("None"))
+            .forEach(ip -> carried.put(ip, name));
+      }
+      for (ServicePort port : service.getSpec().getPorts()) {
+        if (port.getNodePort() != null && port.getNodePort() > 0) {
+          carried.put(String.valueOf(port.getNodePort()), name);
+        }
+      }
+    }
+    return carried;
+  }
+
+  /** Values carried by more than one Service. */
+  static List<String> duplicates(KubernetesClient client) {
+    Map<String, String> seen = new HashMap<>();
+    List<String> duplicates = new ArrayList<>();
+    for (Service service : client.services().inAnyNamespace().list().getItems()) {
+      String name = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
+      List<String> values = new ArrayList<>();
+      if (service.getSpec().getClusterIPs() != null) {
+        service.getSpec().getClusterIPs().stream().filter(ip -> !ip.isEmpty() && !ip.equals("None"))
+            .forEach(values::add);
+      }
+      for (ServicePort port : service.getSpec().getPorts()) {
+        if (port.getNodePort() != null && port.getNodePort() > 0) {
+          values.add(String.valueOf(port.getNodePort()));
+        }
+      }
+      for (String value : values) {
+        String other = seen.putIfAbsent(value, name);
+        if (other != null && !other.equals(name)) {
+          duplicates.add(value + " on " + other + " and " + name);
+        }
+      }
+    }
+    return duplicates;
+  }
+
+  private static void namespace(KubernetesClient client, String name) {
+    client.resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .createOr(NonDeletingOperation::update);
+  }
+
+  private static boolean check(String what, boolean passed) {
+    System.out.printf("   [%s] %s%n", passed ? "PASS" : "FAIL", what);
+    return passed;
+  }
+
+  private static Map<String, String> parse(String[] args) {
+    Map<String, String> options = new HashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      if (!arg.startsWith("--")) {
+        options.put("scenario", arg);
+      } else if (arg.equals("--kill")) {
+        options.put("kill", "true");
+      } else if (i + 1 < args.length) {
+        options.put(arg.substring(2), args[++i]);
+      }
+    }
+    return options;
+  }
+}

@@ -1,0 +1,222 @@
+package io.subrange.testing;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * subrange as it runs in a cluster, on loopback: webhook replicas sharing their state through
+ * ConfigMaps ({@code subrange.store=kubernetes}), one reconciler process (the role the sidecars
+ * elect through a Lease), and a TCP balancer in front of the replicas standing in for the
+ * Service the API server calls.
+ */
+public final class ReplicatedCluster implements AutoCloseable {
+
+  /** subrange's own namespace: ConfigMaps and the Lease. */
+  public static final String NAMESPACE = "subrange-system";
+
+  private final RepoLayout repo;
+  private final KubernetesClient client;
+  private final Certificates certificates;
+  private final Settings settings;
+  private final Path workDir;
+  private final List<SubrangeServer> webhooks = new ArrayList<>();
+  private SubrangeServer reconciler;
+  private TcpBalancer balancer;
+
+  /**
+   * @param webhooks how many webhook replicas
+   * @param serviceCidrs {@code SUBRANGE_SERVICE_CIDRS}
+   * @param podCidrs {@code SUBRANGE_POD_CLUSTER_CIDRS}
+   * @param orphanGrace {@code SUBRANGE_RECONCILER_ORPHAN_GRACE}
+   * @param reconcilerInterval {@code SUBRANGE_RECONCILER_INTERVAL}
+   * @param leaseDuration {@code SUBRANGE_RECONCILER_LEASE_DURATION}
+   * @param webhookKubeconfig the kubeconfig the webhook replicas use (a proxy in front of the API
+   *     server), or null for the direct one
+   */
+  public record Settings(int webhooks, String serviceCidrs, String podCidrs, Duration orphanGrace,
+      Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig) {
+
+    /** Three replicas, the product's defaults for grace and intervals. */
+    public static Settings defaults() {
+      return new Settings(3, "10.96.0.0/20", "10.244.0.0/16", Duration.ofSeconds(60), Duration.ofSeconds(10),
+          Duration.ofSeconds(15), null);
+    }
+
+    public Settings withWebhooks(int count) {
+      return new Settings(count, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
+          webhookKubeconfig);
+    }
+
+    /** Short grace, interval and Lease, so tests see reclaims and failover in seconds. */
+    public Settings quick() {
+      return new Settings(webhooks, serviceCidrs, podCidrs, Duration.ofSeconds(5), Duration.ofSeconds(1),
+          Duration.ofSeconds(6), webhookKubeconfig);
+    }
+
+    public Settings withWebhookKubeconfig(Path kubeconfig) {
+      return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
+          kubeconfig);
+    }
+  }
+
+  private ReplicatedCluster(RepoLayout repo, KubernetesClient client, Certificates certificates, Settings settings,
+      Path workDir) {
+    this.repo = repo;
+    this.client = client;
+    this.certificates = certificates;
+    this.settings = settings;
+    this.workDir = workDir;
+  }
+
+  /**
+   * Starts the reconciler, waits until it has built the ranges' state, starts the replicas side
+   * by side, puts the balancer in front of them and registers both webhook configurations there.
+   * The range CRDs are installed first.
+   */
+  public static ReplicatedCluster start(RepoLayout repo, ControlPlane plane, Path workDir, Settings settings) {
+    ReplicatedCluster cluster = null;
+    try {
+      Files.createDirectories(workDir);
+      KubernetesClient client = plane.client();
+      client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
+          .createOr(NonDeletingOperation::update);
+      WebhookRegistration.installCrds(client, repo);
+      Certificates certificates = Certificates.make(repo, Files.createTempDirectory("subrange-replicated-certs"));
+      cluster = new ReplicatedCluster(repo, client, certificates, settings, workDir);
+      Path kubeconfig = plane.writeKubeconfig(workDir.resolve("kubeconfig"));
+      cluster.reconciler = SubrangeServer.start(repo, certificates, Processes.freePort(), Processes.freePort(),
+          cluster.environment("reconciler", kubeconfig), workDir.resolve("subrange-reconciler.log"));
+      Path webhookKubeconfig = settings.webhookKubeconfig() == null ? kubeconfig : settings.webhookKubeconfig();
+      for (int i = 0; i < settings.webhooks(); i++) {
+        cluster.webhooks.add(SubrangeServer.launch(repo, certificates, Processes.freePort(), Processes.freePort(),
+            cluster.environment("webhook", webhookKubeconfig), workDir.resolve("subrange-webhook-" + i + ".log")));
+      }
+      for (SubrangeServer webhook : cluster.webhooks) {
+        webhook.awaitReady(Duration.ofSeconds(120));
+      }
+      cluster.balancer = TcpBalancer.start(cluster.webhooks.stream().map(SubrangeServer::port).toList());
+      ReplicatedCluster started = cluster;
+      WebhookRegistration.register(client, repo, "https://127.0.0.1:" + cluster.balancer.port(),
+          certificates.caBundle(), started::serviceCreatesAdmitted);
+      return cluster;
+    } catch (IOException e) {
+      if (cluster != null) {
+        cluster.close();
+      }
+      throw new UncheckedIOException(e);
+    } catch (RuntimeException e) {
+      if (cluster != null) {
+        cluster.close();
+      }
+      throw e;
+    }
+  }
+
+  private Map<String, String> environment(String role, Path kubeconfig) {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("SUBRANGE_ROLE", role);
+    env.put("SUBRANGE_STORE", "kubernetes");
+    env.put("SUBRANGE_KUBERNETES_NAMESPACE", NAMESPACE);
+    env.put("SUBRANGE_SERVICE_CIDRS", settings.serviceCidrs());
+    env.put("SUBRANGE_POD_CLUSTER_CIDRS", settings.podCidrs());
+    env.put("SUBRANGE_KUBERNETES_RECONCILE_INTERVAL", "1s");
+    env.put("SUBRANGE_RECONCILER_ORPHAN_GRACE", settings.orphanGrace().toSeconds() + "s");
+    env.put("SUBRANGE_RECONCILER_INTERVAL", settings.reconcilerInterval().toMillis() + "ms");
+    env.put("SUBRANGE_RECONCILER_LEASE_DURATION", settings.leaseDuration().toSeconds() + "s");
+    env.put("KUBECONFIG", kubeconfig.toString());
+    return env;
+  }
+
+  /** Service CREATEs the replicas have mutated (those alive now). */
+  public double serviceCreatesAdmitted() {
+    double sum = 0;
+    for (SubrangeServer webhook : webhooks) {
+      if (webhook.isAlive()) {
+        sum += webhook.metric("subrange_admission_requests_total", WebhookRegistration.SERVICE_CREATES);
+      }
+    }
+    return sum;
+  }
+
+  /** The sum of a metric over the live webhook replicas. */
+  public double webhookMetric(String name, Map<String, String> labels) {
+    double sum = 0;
+    for (SubrangeServer webhook : webhooks) {
+      if (webhook.isAlive()) {
+        sum += webhook.metric(name, labels);
+      }
+    }
+    return sum;
+  }
+
+  public KubernetesClient client() {
+    return client;
+  }
+
+  public List<SubrangeServer> webhooks() {
+    return List.copyOf(webhooks);
+  }
+
+  public SubrangeServer reconciler() {
+    return reconciler;
+  }
+
+  public TcpBalancer balancer() {
+    return balancer;
+  }
+
+  public Settings settings() {
+    return settings;
+  }
+
+  /** kill -9 of one webhook replica. */
+  public void kill(int replica) {
+    webhooks.get(replica).kill();
+  }
+
+  /** Starts a killed or stopped replica again (same ports, so the balancer finds it). */
+  public void restart(int replica) {
+    webhooks.set(replica, webhooks.get(replica).restart(repo));
+  }
+
+  /** Stops every subrange process (the cluster keeps running): an outage, or before a restart. */
+  public void stopAll() {
+    webhooks.forEach(SubrangeServer::close);
+    reconciler.close();
+  }
+
+  /** Starts every process again after {@link #stopAll}, the reconciler first, and waits until all are ready. */
+  public void startAll() {
+    reconciler = reconciler.restart(repo);
+    for (int i = 0; i < webhooks.size(); i++) {
+      restart(i);
+    }
+  }
+
+  /** What the ConfigMaps hold now. */
+  public StoredAllocations stored() {
+    return StoredAllocations.read(client, NAMESPACE);
+  }
+
+  @Override
+  public void close() {
+    if (balancer != null) {
+      balancer.close();
+    }
+    webhooks.forEach(SubrangeServer::close);
+    if (reconciler != null) {
+      reconciler.close();
+    }
+    client.close();
+  }
+}

@@ -105,9 +105,7 @@ public final class ReplicatedCluster implements AutoCloseable {
         webhook.awaitReady(Duration.ofSeconds(120));
       }
       cluster.balancer = TcpBalancer.start(cluster.webhooks.stream().map(SubrangeServer::port).toList());
-      ReplicatedCluster started = cluster;
-      WebhookRegistration.register(client, repo, "https://127.0.0.1:" + cluster.balancer.port(),
-          certificates.caBundle(), started::serviceCreatesAdmitted);
+      cluster.registerWebhooks();
       return cluster;
     } catch (IOException e) {
       if (cluster != null) {
@@ -135,6 +133,12 @@ public final class ReplicatedCluster implements AutoCloseable {
     env.put("SUBRANGE_RECONCILER_LEASE_DURATION", settings.leaseDuration().toSeconds() + "s");
     env.put("KUBECONFIG", kubeconfig.toString());
     return env;
+  }
+
+  /** Registers both webhook configurations at the balancer and waits until the API server calls it. */
+  public void registerWebhooks() {
+    WebhookRegistration.register(client, repo, "https://127.0.0.1:" + balancer.port(), certificates.caBundle(),
+        this::serviceCreatesAdmitted);
   }
 
   /** Service CREATEs the replicas have mutated (those alive now). */

@@ -90,6 +90,12 @@ public final class WebhookRegistration {
     awaitEffective(client, baseUrl, serviceCreates);
   }
 
+  /** Removes both loopback webhook configurations: the API server stops calling subrange. */
+  public static void unregister(KubernetesClient client) {
+    client.admissionRegistration().v1().mutatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
+    client.admissionRegistration().v1().validatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
+  }
+
   /** Removes the loopback MutatingWebhookConfiguration, so only the validating webhooks run. */
   public static void unregisterMutating(KubernetesClient client) {
     client.admissionRegistration().v1().mutatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();

@@ -58,7 +58,8 @@ class RangeConfigMapsTest {
     }
     assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in 128 blocks of 8192").hasSize(128);
     assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(RangeConfigMaps.SPARSE_SHARDS);
-    assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).hasSize(1);
+    assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).as("2768 ports in blocks of 512")
+        .hasSize(6);
     assertThat(RangeConfigMaps.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
   }
 

@@ -1,0 +1,219 @@
+package io.subrange.webhook.reconciler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.podcidr.ClusterCidr;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.store.InProcessStateRebuild;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reconciler's rules, quickly, against fabric8's mock API server in CRUD mode, which (unlike
+ * a real API server) lets two Services carry one ClusterIP; the real-server paths are covered by
+ * the end-to-end tests.
+ */
+@EnableKubernetesMockClient(crud = true)
+class AllocationReconcilerTest {
+
+  private static final PortRange PORTS = PortRange.parse("30000-32767");
+
+  KubernetesClient client;
+
+  private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
+  private final ReconcilerMetrics metrics = ReconcilerMetrics.unregistered();
+  private InMemoryAllocationStore store;
+  private InProcessStateRebuild rebuildable;
+  private ClusterObjects cluster;
+  private AllocationReconciler reconciler;
+
+  @BeforeEach
+  void start() {
+    store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
+    store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
+    rebuildable = new InProcessStateRebuild(store);
+    cluster = new ClusterObjects(client);
+    reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics, PORTS,
+        Duration.ofSeconds(60), clock, () -> true);
+  }
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+  }
+
+  private void startWatching() {
+    cluster.start();
+    await().atMost(Duration.ofSeconds(10)).until(cluster::synced);
+  }
+
+  @Test
+  void aStoreThatLostItsStateIsRebuiltFromTheCluster() {
+    service("default", "web", "10.96.0.10", 30010);
+    service("default", "api", "10.96.0.11", null);
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("n1").endMetadata()
+        .withNewSpec().withPodCIDR("10.244.3.0/24").withPodCIDRs("10.244.3.0/24").endSpec().build()).create();
+    startWatching();
+    assertThat(rebuildable.loadedOnce()).isFalse();
+
+    assertThat(reconciler.rebuildMissing()).as("Service range, NodePorts, ClusterCIDR").isEqualTo(3);
+    assertThat(rebuildable.loadedOnce()).isTrue();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).get().extracting(Holder::name).isEqualTo("web");
+    assertThat(store.holderOfNodePort(30010)).get().extracting(Holder::name).isEqualTo("web");
+    assertThat(store.allocations()).anySatisfy(a -> assertThat(a.value()).isEqualTo("10.244.3.0/24"));
+    assertThat(reconciler.rebuildMissing()).as("nothing left to rebuild").isZero();
+  }
+
+  @Test
+  void valuesObjectsCarryAreRecordedAndProblemsReportedAsEvents() {
+    startWatching();
+    reconciler.rebuildMissing();
+    // Created in the same second: the older keeps a value; ties go by namespace, then name.
+    Service first = service("default", "first", "10.96.0.10", 30010);
+    Service second = service("default", "second", "10.96.0.10", 30010);  // only a mock server allows this
+    Service outside = service("other", "outside", "10.97.0.1", 40000);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 3);
+
+    reconciler.compare();
+
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).get().extracting(Holder::name).isEqualTo("first");
+    assertThat(events(first)).containsExactlyInAnyOrder("ClusterIPNotAllocated", "PortNotAllocated");
+    assertThat(events(second)).containsExactlyInAnyOrder("ClusterIPAlreadyAllocated", "PortAlreadyAllocated");
+    assertThat(events(outside)).containsExactlyInAnyOrder("ClusterIPOutOfRange", "PortOutOfRange");
+    assertThat(metrics.repairs("clusterip", "not_allocated")).isEqualTo(1);
+    assertThat(metrics.repairs("clusterip", "duplicate")).isEqualTo(1);
+    assertThat(metrics.repairs("clusterip", "out_of_range")).isEqualTo(1);
+    assertThat(metrics.repairs("nodeport", "duplicate")).isEqualTo(1);
+
+    reconciler.compare();
+    assertThat(events(second)).as("a problem that persists is reported once").hasSize(2);
+  }
+
+  @Test
+  void aValueNothingCarriesIsFreedOnlyAfterTheGracePeriod() {
+    startWatching();
+    reconciler.rebuildMissing();
+    store.reserve(new ReservationRequest(Holder.service("default", "never-created", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.0.50"))), List.of(PortClaim.specific(30050)), false)).join();
+
+    clock.advance(Duration.ofSeconds(59));
+    reconciler.compare();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.50"))).as("still within grace: may be on its way").isPresent();
+
+    clock.advance(Duration.ofSeconds(2));
+    reconciler.compare();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.50"))).isEmpty();
+    assertThat(store.holderOfNodePort(30050)).isEmpty();
+    assertThat(metrics.repairs("clusterip", "leak")).isEqualTo(1);
+    assertThat(metrics.repairs("nodeport", "leak")).isEqualTo(1);
+  }
+
+  @Test
+  void deletesAndUpdatesFreeWhatTheyGiveUp() {
+    Service web = service("default", "web", "10.96.0.10", 30010);
+    startWatching();
+    reconciler.rebuildMissing();
+
+    client.services().inNamespace("default").withName("web").edit(s -> {
+      s.getSpec().setType("ClusterIP");
+      s.getSpec().getPorts().get(0).setNodePort(null);
+      return s;
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> store.holderOfNodePort(30010).isEmpty());
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).as("kept: the update kept it").isPresent();
+
+    client.resource(web).delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> store.holderOf(IpAddress.parse("10.96.0.10")).isEmpty());
+  }
+
+  @Test
+  void aNodesBlocksAreFreedOnceTheNodeIsGoneNotWhenItsDeletionStarts() {
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("n1").addToFinalizers("example.com/hold")
+        .endMetadata().withNewSpec().withPodCIDR("10.244.3.0/24").withPodCIDRs("10.244.3.0/24").endSpec().build())
+        .create();
+    startWatching();
+    reconciler.rebuildMissing();
+    assertThat(store.clusterCidrInUse("pods")).isTrue();
+
+    client.nodes().withName("n1").edit(n -> {
+      n.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
+      return n;
+    });
+    reconciler.compare();
+    assertThat(store.clusterCidrInUse("pods")).as("still there while it is being deleted").isTrue();
+
+    client.nodes().withName("n1").edit(n -> {
+      n.getMetadata().setFinalizers(List.of());
+      return n;
+    });
+    client.nodes().withName("n1").delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> !store.clusterCidrInUse("pods"));
+  }
+
+  private Service service(String namespace, String name, String clusterIp, Integer nodePort) {
+    client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata()
+        .withName(namespace).endMetadata().build()).createOr(c -> c.update());
+    ServiceBuilder builder = new ServiceBuilder().withNewMetadata().withName(name).withNamespace(namespace)
+        .endMetadata().withNewSpec().withType(nodePort == null ? "ClusterIP" : "NodePort")
+        .withClusterIP(clusterIp).withClusterIPs(clusterIp)
+        .addNewPort().withPort(80).withNodePort(nodePort).endPort().endSpec();
+    return client.services().inNamespace(namespace).resource(builder.build()).create();
+  }
+
+  private List<String> events(Service service) {
+    return client.v1().events().inNamespace(service.getMetadata().getNamespace()).list().getItems().stream()
+        .filter(e -> service.getMetadata().getName().equals(e.getInvolvedObject().getName()))
+        .map(Event::getReason).toList();
+  }
+
+  /** A clock tests move forward. */
+  static final class MovableClock extends Clock {
+    private Instant now;
+
+    MovableClock(Instant start) {
+      this.now = start;
+    }
+
+    void advance(Duration duration) {
+      now = now.plus(duration);
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+}

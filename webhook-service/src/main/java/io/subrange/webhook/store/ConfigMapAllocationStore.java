@@ -536,7 +536,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       boolean lostToAnother = false;
       List<ShardWrite> writes = new ArrayList<>();
       for (RangeState state : states.values()) {
-        for (ConfigMap desired : RangeConfigMaps.encode(state, namespace).values()) {
+        for (ConfigMap desired : RangeConfigMaps.encode(state, namespace, shards.ledgers()).values()) {
           ConfigMap base = shards.loaded(desired.getMetadata().getName());
           if (base == null) {
             failed.add(state.key());

@@ -158,8 +158,68 @@ public final class RangeConfigMaps {
     }
   }
 
+  /**
+   * The holder ledgers last written or read, by shard: a commit encodes every shard of the ranges
+   * it touched and a reload decodes every shard of a kind, but only a few shards' holders change
+   * between them, and compressing or expanding the others again would be most of a write's cost.
+   * Not needed for correctness: a ledger is reused only for exactly the same entries, or the same
+   * stored bytes.
+   */
+  public static final class LedgerMemo {
+
+    /** Remembers nothing (one-off encodes and decodes). */
+    public static final LedgerMemo NONE = new LedgerMemo(false);
+
+    private record Ledger(List<RangeState.Entry> entries, String base64) {
+    }
+
+    private final boolean remembers;
+    private final Map<String, Ledger> byShard = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private LedgerMemo(boolean remembers) {
+      this.remembers = remembers;
+    }
+
+    public static LedgerMemo create() {
+      return new LedgerMemo(true);
+    }
+
+    String encode(String shard, List<RangeState.Entry> entries) {
+      Ledger known = byShard.get(shard);
+      if (known != null && known.entries().equals(entries)) {
+        return known.base64();
+      }
+      String base64 = Base64.getEncoder().encodeToString(gzip(ledger(entries)));
+      remember(shard, new Ledger(List.copyOf(entries), base64));
+      return base64;
+    }
+
+    List<RangeState.Entry> decode(ConfigMap shard) {
+      String name = shard.getMetadata().getName();
+      String base64 = shard.getBinaryData() == null ? null : shard.getBinaryData().get(HOLDERS);
+      Ledger known = byShard.get(name);
+      if (known != null && known.base64().equals(base64)) {
+        return known.entries();
+      }
+      List<RangeState.Entry> entries = List.copyOf(unledger(gunzip(binary(shard, HOLDERS), name), name));
+      remember(name, new Ledger(entries, base64));
+      return entries;
+    }
+
+    private void remember(String shard, Ledger ledger) {
+      if (remembers) {
+        byShard.put(shard, ledger);
+      }
+    }
+  }
+
   /** Every shard of a state, by shard index. */
   public static Map<Integer, ConfigMap> encode(RangeState state, String namespace) {
+    return encode(state, namespace, LedgerMemo.NONE);
+  }
+
+  /** As {@link #encode(RangeState, String)}, reusing ledgers {@code memo} has seen. */
+  public static Map<Integer, ConfigMap> encode(RangeState state, String namespace, LedgerMemo memo) {
     Layout layout = Layout.of(state.key(), state.encoding(), state.range());
     Map<Integer, byte[]> allocations = new TreeMap<>();
     switch (state.encoding()) {
@@ -189,13 +249,13 @@ public final class RangeConfigMaps {
     Map<Integer, ConfigMap> shards = new TreeMap<>();
     for (int shard = 0; shard < layout.shards(); shard++) {
       shards.put(shard, configMap(state, namespace, layout, shard, allocations.get(shard),
-          entries.getOrDefault(shard, List.of())));
+          memo.encode(name(state.key(), shard), entries.getOrDefault(shard, List.of()))));
     }
     return shards;
   }
 
   private static ConfigMap configMap(RangeState state, String namespace, Layout layout, int shard, byte[] allocation,
-      List<RangeState.Entry> entries) {
+      String holders) {
     return new ConfigMapBuilder()
         .withNewMetadata()
         .withName(name(state.key(), shard))
@@ -209,7 +269,7 @@ public final class RangeConfigMaps {
         .addToAnnotations(SHARD_SPAN_ANNOTATION, Long.toString(layout.span()))
         .endMetadata()
         .addToBinaryData(ALLOCATION, Base64.getEncoder().encodeToString(allocation))
-        .addToBinaryData(HOLDERS, Base64.getEncoder().encodeToString(gzip(ledger(entries))))
+        .addToBinaryData(HOLDERS, holders)
         .build();
   }
 
@@ -229,6 +289,11 @@ public final class RangeConfigMaps {
 
   /** As {@link #decode(RangeKey, List)}, looking shards up by name. */
   public static RangeState decode(RangeKey key, Function<String, ConfigMap> byName) {
+    return decode(key, byName, LedgerMemo.NONE);
+  }
+
+  /** As {@link #decode(RangeKey, Function)}, reusing ledgers {@code memo} has seen. */
+  public static RangeState decode(RangeKey key, Function<String, ConfigMap> byName, LedgerMemo memo) {
     ConfigMap head = byName.apply(name(key, 0));
     if (head == null) {
       throw new IllegalArgumentException("ConfigMap " + name(key, 0) + " is missing");
@@ -286,7 +351,7 @@ public final class RangeConfigMaps {
       } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
         throw new IllegalArgumentException("ConfigMap " + name + ": allocation data is corrupt: " + e.getMessage(), e);
       }
-      entries.addAll(unledger(gunzip(binary(shard, HOLDERS), name), name));
+      entries.addAll(memo.decode(shard));
     }
     byte[] allocation = switch (encoding) {
       case RangeState.RANGE_ALLOCATION -> bytesOf(bits);

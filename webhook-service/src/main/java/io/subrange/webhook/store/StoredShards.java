@@ -42,11 +42,17 @@ final class StoredShards {
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
   /** Shards being written now, as they will read once written: the watch's echo is no news. */
   private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
+  /** The holder ledgers of the shards this process wrote or read last (see LedgerMemo). */
+  private final RangeConfigMaps.LedgerMemo ledgers = RangeConfigMaps.LedgerMemo.create();
 
   StoredShards(KubernetesClient client, String namespace, StoreMetrics metrics) {
     this.client = client;
     this.namespace = namespace;
     this.metrics = metrics;
+  }
+
+  RangeConfigMaps.LedgerMemo ledgers() {
+    return ledgers;
   }
 
   /** The version of a shard the engine reflects; null when the engine has none. */
@@ -173,7 +179,7 @@ final class StoredShards {
         List<RangeKey> keys = engine.rangeKeys().stream().filter(scope::covers).toList();
         for (RangeKey key : keys) {
           try {
-            states.add(RangeConfigMaps.decode(key, view::get));
+            states.add(RangeConfigMaps.decode(key, view::get, ledgers));
           } catch (IllegalArgumentException e) {
             rejected.put(key, e.getMessage());
           }

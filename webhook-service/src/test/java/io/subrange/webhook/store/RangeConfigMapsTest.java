@@ -32,6 +32,43 @@ class RangeConfigMapsTest {
   private static final RangeKey V6 = RangeKey.serviceIps("kubernetes", IpFamily.IPV6);
 
   @Test
+  void rememberedLedgersGiveWhatFreshOnesGive() {
+    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+        ThreadLocalRandomGenerator.INSTANCE);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/16"));
+    RangeConfigMaps.LedgerMemo memo = RangeConfigMaps.LedgerMemo.create();
+    for (int round = 0; round < 3; round++) {
+      for (int i = 0; i < 40; i++) {
+        store.reserve(ReservationRequest.ips(Holder.service("ns", "r" + round + "-" + i, UUID.randomUUID().toString()),
+            List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join();
+      }
+      RangeState.Entry released = store.export(V4).entries().get(round);
+      store.releaseIp(IpAddress.parse(released.value()), released.holder()).join();
+      RangeState state = store.export(V4);
+      Map<Integer, ConfigMap> remembered = RangeConfigMaps.encode(state, "ns", memo);
+      assertThat(remembered).as("round " + round).isEqualTo(RangeConfigMaps.encode(state, "ns"));
+      Map<String, ConfigMap> byName = new java.util.HashMap<>();
+      remembered.values().forEach(c -> byName.put(c.getMetadata().getName(), c));
+      RangeState back = RangeConfigMaps.decode(V4, byName::get, memo);
+      assertThat(back.entries()).containsExactlyInAnyOrderElementsOf(state.entries());
+    }
+    // Bytes another writer stored are read afresh, whatever the memo knew of that shard.
+    RangeState state = store.export(V4);
+    Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns", memo);
+    RangeState.Entry first = state.entries().get(0);
+    int shardOfFirst = shards.entrySet().stream().filter(e -> RangeConfigMaps.unledger(RangeConfigMaps.gunzip(
+        Base64.getDecoder().decode(e.getValue().getBinaryData().get("holders.gz")), "test"), "test").contains(first))
+        .findFirst().orElseThrow().getKey();
+    ConfigMap other = RangeConfigMaps.encode(new RangeState(V4, state.range(), state.encoding(), state.staticBandSize(),
+        state.allocation(), state.entries().subList(1, state.entries().size())), "ns").get(shardOfFirst);
+    Map<String, ConfigMap> byName = new java.util.HashMap<>();
+    shards.values().forEach(c -> byName.put(c.getMetadata().getName(), c));
+    byName.put(other.getMetadata().getName(), other);
+    assertThat(RangeConfigMaps.decode(V4, byName::get, memo).entries()).doesNotContain(first)
+        .hasSize(state.entries().size() - 1);
+  }
+
+  @Test
   void aRangeRoundTripsThroughItsShards() {
     InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);

@@ -2,7 +2,6 @@ package io.subrange.testing;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
@@ -23,8 +22,9 @@ import java.util.Map;
  * <ul>
  *   <li>{@code replicas}: three webhook replicas and a reconciler; Services (half NodePort)
  *       created by many clients through all replicas; with {@code --kill}, one replica is killed
- *       (SIGKILL) halfway; then no duplicate may exist, every value left without an owner must be
- *       freed within grace + 30 s, and deleting everything must bring every count back to 0.
+ *       (SIGKILL) halfway; then no duplicate may exist; values left without an owner (by the kill,
+ *       and by 100 creates the API server refuses after subrange allocated for them) must be freed
+ *       within grace + 30 s; and deleting everything must bring every count back to 0.
  *   <li>{@code overhead}: Service creates per second and latency against the same API server
  *       without subrange, then with it registered, at each client count.
  * </ul>
@@ -33,6 +33,9 @@ public final class LoadHarness {
 
   private LoadHarness() {
   }
+
+  /** Creates the API server refuses after subrange allocated for them (see replicas). */
+  private static final int REFUSED = 100;
 
   static String usage() {
     return """
@@ -93,13 +96,25 @@ public final class LoadHarness {
         System.out.println("   " + report.summary());
         System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
         boolean ok = check("every create admitted (failures are not subrange's races)", report.failures().isEmpty());
-        List<String> duplicates = duplicates(load);
+        List<String> duplicates = ServiceValues.duplicates(load);
         ok &= check("no duplicate ClusterIP or NodePort: " + duplicates, duplicates.isEmpty());
+        // Values lose their owner when the replica that wrote them dies before the API server
+        // stores the object (a retry by the same name reuses them, so the kill may leave none), and
+        // when a later admission step refuses an object subrange allocated for: REFUSED creates do
+        // that on purpose. Every such value must be freed within grace + 30 s of its creation.
+        int orphansAfterLoad = ServiceValues.orphans(cluster.stored(), load).size();
+        int refused = ServiceLoad.createRefusedAfterAdmission(load, "load", "refused", REFUSED);
+        Instant lastOrphaned = Instant.now();
+        int orphans = ServiceValues.orphans(cluster.stored(), load).size();
+        System.out.printf("   values without an owner: %d after the load, %d after %d/%d creates the API server refused"
+            + " after subrange allocated%n", orphansAfterLoad, orphans, refused, REFUSED);
         Duration limit = grace.plusSeconds(30);
-        Duration reclaimed = awaitNoOrphans(cluster, limit);
-        ok &= check("values left without an owner freed within grace + 30 s (" + limit.toSeconds() + " s): "
-            + (reclaimed == null ? "not all" : "after " + reclaimed.toSeconds() + " s"), reclaimed != null);
-        ok &= check("the ConfigMaps hold every Service's values", unaccounted(cluster).isEmpty());
+        boolean reclaimed = awaitCondition(Duration.between(Instant.now(), lastOrphaned.plus(limit)),
+            () -> ServiceValues.orphans(cluster.stored(), load).isEmpty());
+        ok &= check(String.format("all %d freed within grace + 30 s (%d s): %s", orphans, limit.toSeconds(),
+            reclaimed ? "after " + Duration.between(lastOrphaned, Instant.now()).toSeconds() + " s" : "not all"),
+            reclaimed && orphans >= refused && refused == REFUSED);
+        ok &= check("the ConfigMaps hold every Service's values", ServiceValues.unaccounted(cluster.stored(), load).isEmpty());
         printStoreMetrics(cluster);
         System.out.printf("   load ended %s; deleting everything%n", loadEnded);
         ServiceLoad.deleteAll(load, "load", "svc", clients);
@@ -130,12 +145,12 @@ public final class LoadHarness {
       Map<Integer, ServiceLoad.Report> with = new LinkedHashMap<>();
       System.out.printf("== overhead: %d Services (half NodePort) per run, clients %s%n", services, clientCounts);
       for (int clients : clientCounts) {
-        without.put(clients, run(config, "plain", services, clients));
+        without.put(clients, run(config, "plain", services, clients, null));
       }
       ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withWebhooks(replicas);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings)) {
         for (int clients : clientCounts) {
-          with.put(clients, run(config, "subrange", services, clients));
+          with.put(clients, run(config, "subrange", services, clients, cluster));
         }
         printStoreMetrics(cluster);
         System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
@@ -158,15 +173,19 @@ public final class LoadHarness {
     }
   }
 
-  private static ServiceLoad.Report run(Config config, String label, int services, int clients) {
+  private static ServiceLoad.Report run(Config config, String label, int services, int clients,
+      ReplicatedCluster cluster) {
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
       namespace(load, namespace);
       // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
       ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
       ServiceLoad.deleteAll(load, namespace, "warm", clients);
+      CpuUse before = CpuUse.sample(cluster);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
+      CpuUse after = CpuUse.sample(cluster);
       System.out.printf("   %-8s %s%n", label, report.summary());
+      System.out.printf("   %-8s CPU: %s%n", "", CpuUse.describe(after.millisPerCreate(before, report.created())));
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
       return report;
     }
@@ -184,11 +203,6 @@ public final class LoadHarness {
             + " saved by group commit, %.0f conflicts%n", committed, commits, written, saved, conflicts);
   }
 
-  private static Duration awaitNoOrphans(ReplicatedCluster cluster, Duration limit) {
-    Instant started = Instant.now();
-    return awaitCondition(limit, () -> orphans(cluster).isEmpty()) ? Duration.between(started, Instant.now()) : null;
-  }
-
   private static boolean awaitCondition(Duration limit, java.util.function.BooleanSupplier condition) {
     Instant deadline = Instant.now().plus(limit);
     while (Instant.now().isBefore(deadline)) {
@@ -203,80 +217,6 @@ public final class LoadHarness {
       }
     }
     return condition.getAsBoolean();
-  }
-
-  static Map<String, String> orphans(ReplicatedCluster cluster) {
-    StoredAllocations stored = cluster.stored();
-    Map<String, String> carried = carried(cluster.client());
-    Map<String, String> orphans = new HashMap<>();
-    stored.clusterIps().forEach((ip, holder) -> {
-      if (!carried.containsKey(ip)) {
-        orphans.put(ip, holder);
-      }
-    });
-    stored.nodePorts().forEach((port, holder) -> {
-      if (!carried.containsKey(String.valueOf(port))) {
-        orphans.put(String.valueOf(port), holder);
-      }
-    });
-    return orphans;
-  }
-
-  static List<String> unaccounted(ReplicatedCluster cluster) {
-    StoredAllocations stored = cluster.stored();
-    List<String> missing = new ArrayList<>();
-    carried(cluster.client()).forEach((value, holder) -> {
-      String held = value.contains(".") || value.contains(":") ? stored.clusterIps().get(value)
-          : stored.nodePorts().get(Integer.parseInt(value));
-      if (!holder.equals(held)) {
-        missing.add(holder + " " + value + " (stored: " + held + ")");
-      }
-    });
-    return missing;
-  }
-
-  /** Every ClusterIP and NodePort Services carry, to the Service ("namespace/name"). */
-  static Map<String, String> carried(KubernetesClient client) {
-    Map<String, String> carried = new HashMap<>();
-    for (Service service : client.services().inAnyNamespace().list().getItems()) {
-      String name = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
-      if (service.getSpec().getClusterIPs() != null) {
-        service.getSpec().getClusterIPs().stream().filter(ip -> !ip.isEmpty() && !ip.equals("None"))
-            .forEach(ip -> carried.put(ip, name));
-      }
-      for (ServicePort port : service.getSpec().getPorts()) {
-        if (port.getNodePort() != null && port.getNodePort() > 0) {
-          carried.put(String.valueOf(port.getNodePort()), name);
-        }
-      }
-    }
-    return carried;
-  }
-
-  /** Values carried by more than one Service. */
-  static List<String> duplicates(KubernetesClient client) {
-    Map<String, String> seen = new HashMap<>();
-    List<String> duplicates = new ArrayList<>();
-    for (Service service : client.services().inAnyNamespace().list().getItems()) {
-      String name = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
-      List<String> values = new ArrayList<>();
-      if (service.getSpec().getClusterIPs() != null) {
-        service.getSpec().getClusterIPs().stream().filter(ip -> !ip.isEmpty() && !ip.equals("None"))
-            .forEach(values::add);
-      }
-      for (ServicePort port : service.getSpec().getPorts()) {
-        if (port.getNodePort() != null && port.getNodePort() > 0) {
-          values.add(String.valueOf(port.getNodePort()));
-        }
-      }
-      for (String value : values) {
-        String other = seen.putIfAbsent(value, name);
-        if (other != null && !other.equals(name)) {
-          duplicates.add(value + " on " + other + " and " + name);
-        }
-      }
-    }
-    return duplicates;
   }
 
   private static void namespace(KubernetesClient client, String name) {

@@ -151,6 +151,35 @@ public final class ServiceLoad {
     return new Outcome(name, false, nodePort, nanos, Math.min(attempt, 10), error);
   }
 
+  /**
+   * Creates {@code count} Services that subrange admits (and allocates for) but the API server
+   * then refuses: their label value is invalid, and the API server validates objects after the
+   * mutating webhooks ran. Each leaves values that no object carries, as a create refused by a
+   * later webhook or a quota would: what the reconciler frees after its grace period.
+   *
+   * @return how many were refused as expected (422, "Invalid value")
+   */
+  public static int createRefusedAfterAdmission(KubernetesClient client, String namespace, String prefix,
+      int count) {
+    int refused = 0;
+    for (int i = 0; i < count; i++) {
+      Service service = new ServiceBuilder()
+          .withNewMetadata().withName(prefix + "-" + i).withNamespace(namespace)
+          .addToLabels("subrange.io/load", "not a valid label value!").endMetadata()
+          .withNewSpec().withType(i % 2 == 1 ? "NodePort" : "ClusterIP")
+          .addNewPort().withName("http").withPort(80).endPort()
+          .endSpec().build();
+      try {
+        client.services().inNamespace(namespace).resource(service).create();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 422 && String.valueOf(e.getMessage()).contains("Invalid value")) {
+          refused++;
+        }
+      }
+    }
+    return refused;
+  }
+
   /** The API server could not get an answer from the webhook: not subrange's answer, so try again. */
   static boolean unreachableWebhook(String message) {
     return message != null && message.contains("failed calling webhook") && !message.contains("denied");

@@ -28,6 +28,9 @@ public final class SubrangeServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SubrangeServer.class);
   private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
 
+  /** The JVM options manifests/configmap.yaml gives the container, as far as they apply here. */
+  static final String DEFAULT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1";
+
   private final Process process;
   private final Map<String, String> environment;
   private final int port;
@@ -72,11 +75,12 @@ public final class SubrangeServer implements AutoCloseable {
     env.put("MANAGEMENT_SERVER_PORT", String.valueOf(managementPort));
     env.put("SUBRANGE_TLS_CERT_DIR", certificates.dir().toString());
     env.putAll(environment);
+    // As manifests/configmap.yaml runs it: C1 only (see docs/performance.md). Options from
+    // -Dsubrange.jvm.options come after and win (e.g. -XX:TieredStopAtLevel=4, or a flight
+    // recording while measuring; {port} tells the processes' files apart).
     String jvmOptions = System.getProperty("subrange.jvm.options", "");
-    if (!jvmOptions.isBlank()) {
-      // e.g. a flight recording while measuring; {port} tells the processes' files apart
-      env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmOptions.replace("{port}", String.valueOf(port)));
-    }
+    env.putIfAbsent("JAVA_TOOL_OPTIONS", (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip()
+        .replace("{port}", String.valueOf(port)));
     Instant started = Instant.now();
     Process process;
     try {
@@ -213,6 +217,11 @@ public final class SubrangeServer implements AutoCloseable {
       }
     }
     return sum;
+  }
+
+  /** The process, for measuring what it used (CpuUse). */
+  public ProcessHandle processHandle() {
+    return process.toHandle();
   }
 
   public boolean isAlive() {

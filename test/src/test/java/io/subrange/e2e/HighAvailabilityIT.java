@@ -4,18 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.subrange.testing.ReplicatedCluster;
+import io.subrange.testing.ServiceValues;
 import io.subrange.testing.ServiceLoad;
 import io.subrange.testing.StoredAllocations;
 import io.subrange.testing.SubrangeServer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -45,12 +42,12 @@ class HighAvailabilityIT {
 
     assertThat(report.failures()).as("every create admitted; no denial from subrange's own races").isEmpty();
     assertThat(report.retries()).isZero();
-    assertNoDuplicates(cluster.client());
+    assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
     for (SubrangeServer replica : cluster.webhooks()) {
       assertThat(replica.metric("subrange_admission_requests_total", Map.of("webhook", "mutate", "kind", "Service")))
           .as("replica %s served a share", replica.baseUrl()).isGreaterThan(10);
     }
-    assertThat(stillUnaccounted(cluster)).as("the ConfigMaps hold every Service's values, under its name").isEmpty();
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client())).as("the ConfigMaps hold every Service's values, under its name").isEmpty();
     assertThat(cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of()))
         .as("group commit saved writes").isPositive();
   }
@@ -70,15 +67,15 @@ class HighAvailabilityIT {
     System.out.println("HA (b) " + report.summary());
     assertThat(cluster.webhooks().get(1).isAlive()).isFalse();
     assertThat(report.failures()).as("creates that met the killed replica were retried").isEmpty();
-    assertNoDuplicates(cluster.client());
+    assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
 
     Duration deadline = cluster.settings().orphanGrace().plusSeconds(30);
     long started = System.nanoTime();
     await().atMost(deadline).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
-        assertThat(orphans(cluster)).as("values held with no Service carrying them").isEmpty());
+        assertThat(ServiceValues.orphans(cluster.stored(), cluster.client())).as("values held with no Service carrying them").isEmpty());
     System.out.printf("HA (b) leftovers reclaimed %d ms after the load ended (grace %d s)%n",
         (System.nanoTime() - started) / 1_000_000, cluster.settings().orphanGrace().toSeconds());
-    assertThat(stillUnaccounted(cluster)).isEmpty();
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client())).isEmpty();
     cluster.restart(1);
   }
 
@@ -113,89 +110,12 @@ class HighAvailabilityIT {
     cluster.client().configMaps().inNamespace(ReplicatedCluster.NAMESPACE).withLabel("subrange.io/range-kind").delete();
     cluster.startAll();
 
-    assertThat(stillUnaccounted(cluster)).as("rebuilt from the Services").isEmpty();
-    assertThat(orphans(cluster)).isEmpty();
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client())).as("rebuilt from the Services").isEmpty();
+    assertThat(ServiceValues.orphans(cluster.stored(), cluster.client())).isEmpty();
     ServiceLoad.Report after = ServiceLoad.create(cluster.client(), "ha-c", "after", 100, CLIENTS, done -> { });
     assertThat(after.failures()).isEmpty();
-    assertNoDuplicates(cluster.client());
+    assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
     assertThat(cluster.reconciler().metric("subrange_reconciler_rebuilds_total", Map.of()))
         .as("the restarted reconciler rebuilt the ranges from the Services").isPositive();
-  }
-
-  // ---- what the cluster and the ConfigMaps say ------------------------------------------------
-
-  private static void assertNoDuplicates(KubernetesClient client) {
-    Map<String, List<String>> byIp = new TreeMap<>();
-    Map<Integer, List<String>> byPort = new TreeMap<>();
-    for (Service service : client.services().inAnyNamespace().list().getItems()) {
-      String name = name(service);
-      clusterIps(service).forEach(ip -> byIp.computeIfAbsent(ip, k -> new ArrayList<>()).add(name));
-      nodePorts(service).forEach(p -> byPort.computeIfAbsent(p, k -> new ArrayList<>()).add(name));
-    }
-    assertThat(byIp.entrySet().stream().filter(e -> e.getValue().size() > 1).toList()).as("duplicate ClusterIPs")
-        .isEmpty();
-    assertThat(byPort.entrySet().stream().filter(e -> e.getValue().size() > 1).toList()).as("duplicate NodePorts")
-        .isEmpty();
-  }
-
-  /** Values Services carry that the ConfigMaps do not hold for them. */
-  private static List<String> stillUnaccounted(ReplicatedCluster cluster) {
-    StoredAllocations stored = cluster.stored();
-    List<String> missing = new ArrayList<>();
-    for (Service service : cluster.client().services().inAnyNamespace().list().getItems()) {
-      String name = name(service);
-      for (String ip : clusterIps(service)) {
-        if (!name.equals(stored.clusterIps().get(ip))) {
-          missing.add(name + " " + ip + " (stored: " + stored.clusterIps().get(ip) + ")");
-        }
-      }
-      for (int port : nodePorts(service)) {
-        if (!name.equals(stored.nodePorts().get(port))) {
-          missing.add(name + " " + port + " (stored: " + stored.nodePorts().get(port) + ")");
-        }
-      }
-    }
-    return missing;
-  }
-
-  /** Values the ConfigMaps hold that no Service carries. */
-  private static Map<String, String> orphans(ReplicatedCluster cluster) {
-    StoredAllocations stored = cluster.stored();
-    Map<String, String> carried = new HashMap<>();
-    for (Service service : cluster.client().services().inAnyNamespace().list().getItems()) {
-      clusterIps(service).forEach(ip -> carried.put(ip, name(service)));
-      nodePorts(service).forEach(p -> carried.put(String.valueOf(p), name(service)));
-    }
-    Map<String, String> orphans = new TreeMap<>();
-    stored.clusterIps().forEach((ip, holder) -> {
-      if (!carried.containsKey(ip)) {
-        orphans.put(ip, holder);
-      }
-    });
-    stored.nodePorts().forEach((port, holder) -> {
-      if (!carried.containsKey(String.valueOf(port))) {
-        orphans.put(String.valueOf(port), holder);
-      }
-    });
-    return orphans;
-  }
-
-  private static String name(Service service) {
-    return service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
-  }
-
-  private static List<String> clusterIps(Service service) {
-    List<String> ips = service.getSpec().getClusterIPs();
-    return ips == null ? List.of() : ips.stream().filter(ip -> !ip.isEmpty() && !ip.equals("None")).toList();
-  }
-
-  private static List<Integer> nodePorts(Service service) {
-    List<Integer> ports = new ArrayList<>();
-    for (ServicePort port : service.getSpec().getPorts()) {
-      if (port.getNodePort() != null && port.getNodePort() > 0) {
-        ports.add(port.getNodePort());
-      }
-    }
-    return ports;
   }
 }

@@ -19,11 +19,8 @@ import io.subrange.testing.ControlPlane;
 import io.subrange.testing.RepoLayout;
 import io.subrange.testing.ReplicatedCluster;
 import io.subrange.testing.ServiceLoad;
-import io.subrange.testing.StoredAllocations;
+import io.subrange.testing.ServiceValues;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterAll;
@@ -130,26 +127,9 @@ class StoreFaultsIT {
   }
 
   private static void assertNoDuplicatesAndNothingLost() {
-    StoredAllocations stored = cluster.stored();
-    Map<String, String> seen = new HashMap<>();
-    List<String> problems = new ArrayList<>();
-    cluster.client().services().inAnyNamespace().list().getItems().forEach(service -> {
-      String name = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
-      List<String> values = new ArrayList<>(service.getSpec().getClusterIPs());
-      service.getSpec().getPorts().stream().filter(p -> p.getNodePort() != null && p.getNodePort() > 0)
-          .forEach(p -> values.add(String.valueOf(p.getNodePort())));
-      for (String value : values) {
-        String other = seen.putIfAbsent(value, name);
-        if (other != null) {
-          problems.add("duplicate " + value + " on " + other + " and " + name);
-        }
-        String holder = value.contains(".") ? stored.clusterIps().get(value) : stored.nodePorts().get(Integer.valueOf(value));
-        if (!name.equals(holder)) {
-          problems.add(name + " carries " + value + " but the ConfigMaps hold it for " + holder);
-        }
-      }
-    });
-    assertThat(problems).isEmpty();
+    assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client()))
+        .as("values Services carry that the ConfigMaps do not hold for them").isEmpty();
   }
 
   /** What goes wrong with a write: a conflict, a server error, a late answer, a cut connection. */

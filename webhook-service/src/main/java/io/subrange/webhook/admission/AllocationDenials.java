@@ -29,7 +29,9 @@ public final class AllocationDenials {
       return AdmissionDenied.conflict(message);
     }
     if (e instanceof StoreUnavailableException) {
-      return AdmissionDenied.unavailable(message + "; nothing was allocated, retry shortly");
+      // The store's own messages already say what to do; others get the advice here, once.
+      return AdmissionDenied.unavailable(message.contains("retry shortly") ? message
+          : message + "; nothing was allocated, retry shortly");
     }
     throw new IllegalStateException("unhandled allocation refusal " + e.getClass().getName(), e);
   }

@@ -9,11 +9,15 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.subrange.testing.ReplicatedCluster;
+import io.subrange.testing.ServiceValues;
 import io.subrange.testing.StoredAllocations;
 import io.subrange.testing.WebhookRegistration;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -30,10 +34,19 @@ class ReconcilerRepairsIT {
   void valuesGivenOutBehindSubrangesBackAreRecordedOrReported(ReplicatedCluster cluster) {
     KubernetesClient client = cluster.client();
     E2eSupport.namespace(client, "repairs");
+    // Other tests' Services share this API server and subrange: take values neither holds.
+    Set<String> taken = new HashSet<>();
+    ServiceValues.byService(client).values().forEach(taken::addAll);
+    StoredAllocations before = cluster.stored();
+    taken.addAll(before.clusterIps().keySet());
+    before.nodePorts().keySet().forEach(p -> taken.add(String.valueOf(p)));
+    String inside = IntStream.range(200, 250).mapToObj(i -> "10.96.14." + i).filter(ip -> !taken.contains(ip))
+        .findFirst().orElseThrow();
+    int port = IntStream.range(32100, 32150).filter(p -> !taken.contains(String.valueOf(p))).findFirst().orElseThrow();
     WebhookRegistration.unregister(client);
     try {
       awaitWebhookNotCalled(cluster);
-      create(client, "inside", "10.96.14.200", 32100);  // in subrange's 10.96.0.0/20
+      create(client, "inside", inside, port);  // in subrange's 10.96.0.0/20
       create(client, "outside", "10.96.200.5", null);    // the API server's /16 only
     } finally {
       cluster.registerWebhooks();
@@ -43,13 +56,13 @@ class ReconcilerRepairsIT {
       assertThat(reasons(client, "inside")).contains("ClusterIPNotAllocated", "PortNotAllocated");
       assertThat(reasons(client, "outside")).contains("ClusterIPOutOfRange");
       StoredAllocations stored = cluster.stored();
-      assertThat(stored.clusterIps()).containsEntry("10.96.14.200", "repairs/inside");
-      assertThat(stored.nodePorts()).containsEntry(32100, "repairs/inside");
+      assertThat(stored.clusterIps()).containsEntry(inside, "repairs/inside");
+      assertThat(stored.nodePorts()).containsEntry(port, "repairs/inside");
     });
     assertThat(message(client, "outside", "ClusterIPOutOfRange")).contains("10.96.200.5")
         .contains("10.96.0.0/20");
 
-    KubernetesClientException refused = E2eSupport.refused(() -> create(client, "latecomer", "10.96.14.200", null));
+    KubernetesClientException refused = E2eSupport.refused(() -> create(client, "latecomer", inside, null));
     assertThat(refused.getMessage()).as("recorded, so a later request for it names its holder")
         .contains("repairs/inside");
     assertThat(cluster.reconciler().metric("subrange_reconciler_repairs_total",

@@ -236,16 +236,19 @@ final class ServiceAllocationPlan {
             + " PreferDualStack, or add a " + other + " Service range");
       }
     }
+    List<String> oldIps = oldSpec == null ? List.of() : nonEmpty(oldSpec.getClusterIPs());
     for (int i = 0; i < wanted.size(); i++) {
-      if (!configured.has(wanted.get(i))) {
-        throw AdmissionDenied.invalid("spec.ipFamilies[" + i + "]: " + wanted.get(i) + " is not served here: subrange"
-            + " has Service ranges for " + names(configured.configured()) + " only");
+      boolean kept = i < addresses.size() && oldIps.contains(addresses.get(i).toString());
+      if (!kept && !configured.has(wanted.get(i))) {
+        // An address the Service already holds stays valid while its range is being deleted.
+        throw configured.configured().isEmpty() ? ServiceFamilies.noneLive()
+            : AdmissionDenied.invalid("spec.ipFamilies[" + i + "]: " + wanted.get(i) + " is not served here:"
+                + " subrange has Service ranges for " + names(configured.configured()) + " only");
       }
     }
     families.addAll(wanted);
     spec.setIpFamilyPolicy(policy);
     touchesAddresses = true;
-    List<String> oldIps = oldSpec == null ? List.of() : nonEmpty(oldSpec.getClusterIPs());
     for (int i = 0; i < wanted.size(); i++) {
       IpClaim claim = i >= addresses.size() ? IpClaim.dynamic(wanted.get(i))
           : oldIps.contains(addresses.get(i).toString()) ? IpClaim.kept(addresses.get(i))

@@ -2,7 +2,6 @@ package io.subrange.webhook.service;
 
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.AllocationStore;
-import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.config.SubrangeProperties;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +24,7 @@ public class ServiceFamilyResolver {
     this.primary = properties.service().primaryFamily();
   }
 
-  /** @throws AdmissionDenied when no family has a live range */
+  /** The families with a live range; empty when there is none. */
   public ServiceFamilies current() {
     Set<IpFamily> served = store.servedFamilies();
     List<IpFamily> ordered = new ArrayList<>();
@@ -33,10 +32,6 @@ public class ServiceFamilyResolver {
       ordered.add(primary);
     }
     served.stream().filter(f -> f != primary).forEach(ordered::add);
-    if (ordered.isEmpty()) {
-      throw AdmissionDenied.invalid("no Service range is live: every ServiceCIDR is"
-          + " being deleted or none exists; create a ServiceCIDR");
-    }
     return new ServiceFamilies(ordered);
   }
 }

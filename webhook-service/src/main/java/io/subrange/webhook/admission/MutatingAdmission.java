@@ -1,5 +1,6 @@
 package io.subrange.webhook.admission;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.zjsonpatch.DiffFlags;
@@ -46,8 +47,10 @@ public class MutatingAdmission {
   }
 
   private <T extends HasMetadata> CompletableFuture<Outcome> admitWith(Mutator<T> mutator, AdmissionCall call) {
-    T original = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
     T working = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
+    // The patch is taken against the object as the model writes it, not the raw request, so
+    // fields the model merely spells differently are not "changed".
+    JsonNode original = mapper.valueToTree(working);
     T old = call.oldObject() == null ? null
         : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.target().type(), "request.oldObject", call.kind());
     AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
@@ -58,7 +61,7 @@ public class MutatingAdmission {
       mutated = CompletableFuture.failedFuture(e);
     }
     return mutated.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((result, failure) -> failure == null
-        ? AdmissionAnswers.patched(call.uid(), JsonDiff.asJson(mapper.valueToTree(original), mapper.valueToTree(result),
+        ? AdmissionAnswers.patched(call.uid(), JsonDiff.asJson(original, mapper.valueToTree(result),
             DiffFlags.dontNormalizeOpIntoMoveAndCopy()), List.copyOf(context.warnings()))
         : AdmissionAnswers.failure(call, failure, timeout));
   }

@@ -22,8 +22,8 @@ import org.springframework.stereotype.Component;
 /**
  * Pod CIDR metrics, after the upstream multi-CIDR allocator's {@code multicidrset_*} ones:
  * <ul>
- *   <li>{@code subrange_podcidr_allocator_cidrs_allocations_total{cluster_cidr}} and
- *       {@code ..._cidrs_releases_total{cluster_cidr}};
+ *   <li>{@code subrange_podcidr_allocator_cidrs_allocations_total{cluster_cidr}} (releases are the
+ *       reconciler's: {@code subrange_reconciler_releases_total{kind="podcidr"}});
  *   <li>{@code ..._allocation_errors_total{reason}};
  *   <li>{@code ..._allocation_tries_per_request} (ClusterCIDRs tried per node) and
  *       {@code ..._allocation_duration_seconds};
@@ -101,10 +101,6 @@ public class PodCidrMetrics {
     tries.record(allocation.clusterCidrsTried());
     Timer.builder(PREFIX + "allocation.duration").serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
         .register(registry).record(Duration.ofNanos(nanos));
-  }
-
-  public void released(String clusterCidr) {
-    registry.counter(PREFIX + "cidrs.releases", "cluster_cidr", clusterCidr).increment();
   }
 
   public void refused(PodCidrAllocationException.Reason reason) {

@@ -158,10 +158,10 @@ class AllocationReconcilerTest {
     reconciler.rebuildMissing();
     assertThat(store.clusterCidrInUse("pods")).isTrue();
 
-    client.nodes().withName("n1").edit(n -> {
-      n.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z");
-      return n;
-    });
+    client.nodes().withName("n1").delete();  // held by its finalizer: deletion starts
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> cluster.node("n1").map(n -> n.getMetadata().getDeletionTimestamp() != null).orElse(false));
+    clock.advance(Duration.ofMinutes(5));  // past the grace: only the node's presence keeps its blocks
     reconciler.compare();
     assertThat(store.clusterCidrInUse("pods")).as("still there while it is being deleted").isTrue();
 
@@ -169,7 +169,6 @@ class AllocationReconcilerTest {
       n.getMetadata().setFinalizers(List.of());
       return n;
     });
-    client.nodes().withName("n1").delete();
     await().atMost(Duration.ofSeconds(10)).until(() -> !store.clusterCidrInUse("pods"));
   }
 

@@ -239,7 +239,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   private <T> CompletableFuture<T> submit(String what, String holderKey,
       Function<InMemoryAllocationStore, CompletableFuture<T>> action) {
-    Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime());
+    Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime(), metrics);
     if (!running) {
       mutation.fail(new StoreUnavailableException("subrange's store is not running; retry shortly"));
     } else {
@@ -390,6 +390,13 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   @Override
   public CompletableFuture<Void> install(RangeState state) {
     Control control = new Control(() -> {
+      shards.refresh(engine);
+      if (!engine.unknownRanges().contains(state.key())) {
+        // Loaded meanwhile (an earlier install, or the shards came back): writing a picture of
+        // the cluster over it would free what admissions stored since.
+        log.info("Not installing the rebuilt state of {}: its stored state is loaded", state.key());
+        return;
+      }
       writeAll(state);
       shards.refresh(engine);
     });
@@ -465,24 +472,27 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
           }
         }
         if (!batch.isEmpty()) {
+          List<Mutation<?>> pending = new ArrayList<>(batch);
           try {
-            commit(batch);
-            for (Control control : List.copyOf(deferred)) {
-              control.run();
-            }
-            deferred.clear();
-            shards.refresh(engine);
+            commit(pending);
           } catch (RuntimeException e) {
             log.error("Committing {} requests failed; they are answered 503 and the stored state is reloaded",
-                batch.size(), e);
-            batch.forEach(m -> m.fail(new StoreUnavailableException("subrange could not store " + m.what + ": "
-                + rootMessage(e) + "; retry shortly")));
+                pending.size(), e);
             shards.reload(new HashSet<>(engine.rangeKeys()));
           } finally {
+            // Whatever is still pending was not stored (an error, or shutdown): say so now rather
+            // than leave it to the admission timeout. Completing an answered request does nothing.
+            pending.forEach(m -> m.fail(new StoreUnavailableException("subrange could not store " + m.what
+                + "; nothing was allocated; retry shortly")));
             synchronized (engine) {
               unstoredHolders.clear();
             }
           }
+          for (Control control : List.copyOf(deferred)) {
+            control.run();
+          }
+          deferred.clear();
+          shards.refresh(engine);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -497,8 +507,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * Makes a batch durable: apply, write what changed, answer what is stored; reload and go again
    * for the rest, until each request's budget is spent.
    */
-  private void commit(List<Mutation<?>> batch) throws InterruptedException {
-    List<Mutation<?>> pending = new ArrayList<>(batch);
+  private void commit(List<Mutation<?>> pending) throws InterruptedException {
+    Mutation<?> first = pending.get(0);
     String trouble = null;
     int attempt = 0;
     int requests = 0;
@@ -604,7 +614,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (requests > 0) {
       metrics.commit(requests, writesAlone, writesDone);
       log.debug("Committed {} requests in {} writes ({} attempts), first: {}", requests, writesDone, attempt + 1,
-          batch.get(0).what);
+          first.what);
     }
   }
 
@@ -630,7 +640,6 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     for (Iterator<Mutation<?>> it = pending.iterator(); it.hasNext();) {
       Mutation<?> mutation = it.next();
       if (now - mutation.arrived > budget.toNanos()) {
-        metrics.unavailable();
         mutation.fail(new StoreUnavailableException("subrange could not store " + mutation.what + " within "
             + budget.toMillis() + " ms (" + attempts + " attempts; last: " + trouble + "), so nothing was allocated;"
             + " retry shortly"));
@@ -710,15 +719,17 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     final Function<InMemoryAllocationStore, CompletableFuture<T>> action;
     final long arrived;
     final CompletableFuture<T> result = new CompletableFuture<>();
+    private final StoreMetrics metrics;
     Set<RangeKey> keys = Set.of();
     T value;
 
     Mutation(String what, String holderKey, Function<InMemoryAllocationStore, CompletableFuture<T>> action,
-        long arrived) {
+        long arrived, StoreMetrics metrics) {
       this.what = what;
       this.holderKey = holderKey;
       this.action = action;
       this.arrived = arrived;
+      this.metrics = metrics;
     }
 
     /** Applies to the engine (under its lock); the refusal when the engine refused. */
@@ -746,8 +757,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
     @Override
     public void fail(Throwable cause) {
-      result.completeExceptionally(cause instanceof AllocationException || cause instanceof RuntimeException
-          ? cause : new IllegalStateException(cause));
+      boolean answered = result.completeExceptionally(cause instanceof AllocationException
+          || cause instanceof RuntimeException ? cause : new IllegalStateException(cause));
+      if (answered && cause instanceof StoreUnavailableException) {
+        metrics.unavailable();  // every 503 the store causes, counted once
+      }
     }
   }
 

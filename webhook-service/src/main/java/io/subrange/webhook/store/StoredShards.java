@@ -107,10 +107,6 @@ final class StoredShards {
     return stale.add(Scope.of(key));
   }
 
-  boolean anyStale() {
-    return !stale.isEmpty();
-  }
-
   /**
    * Reads shards again from the API, one by one (a write to them lost or failed); their kinds
    * load again before the next commit. The watch usually brings the same news a moment later.
@@ -151,7 +147,7 @@ final class StoredShards {
         Set<String> present = new HashSet<>();
         for (ConfigMap item : items) {
           present.add(item.getMetadata().getName());
-          latest.put(item.getMetadata().getName(), item);
+          remember(item);  // a watch event newer than the list stays
         }
         latest.values().removeIf(c -> scope.contains(c) && !present.contains(c.getMetadata().getName()));
       } catch (RuntimeException e) {
@@ -172,18 +168,21 @@ final class StoredShards {
     Set<Scope> scopes = new LinkedHashSet<>(stale);
     stale.removeAll(scopes);
     Map<String, ConfigMap> view = new HashMap<>(latest);
-    synchronized (engine) {
-      for (Scope scope : scopes) {
-        List<RangeState> states = new ArrayList<>();
-        Map<RangeKey, String> rejected = new LinkedHashMap<>();
-        List<RangeKey> keys = engine.rangeKeys().stream().filter(scope::covers).toList();
-        for (RangeKey key : keys) {
-          try {
-            states.add(RangeConfigMaps.decode(key, view::get, ledgers));
-          } catch (IllegalArgumentException e) {
-            rejected.put(key, e.getMessage());
-          }
+    for (Scope scope : scopes) {
+      // Decoding needs no lock: admission's fast paths wait only for the restore itself. A range
+      // added meanwhile is restored empty and unknown, and loads on its own (it was marked
+      // stale when added); a state for a range removed meanwhile is skipped by restore.
+      List<RangeState> states = new ArrayList<>();
+      Map<RangeKey, String> rejected = new LinkedHashMap<>();
+      List<RangeKey> keys = engine.rangeKeys().stream().filter(scope::covers).toList();
+      for (RangeKey key : keys) {
+        try {
+          states.add(RangeConfigMaps.decode(key, view::get, ledgers));
+        } catch (IllegalArgumentException e) {
+          rejected.put(key, e.getMessage());
         }
+      }
+      synchronized (engine) {
         rejected.putAll(engine.restore(scope.kind(), scope.family(), states));
         for (RangeKey key : keys) {
           for (int i = 0; view.containsKey(RangeConfigMaps.name(key, i)); i++) {

@@ -222,9 +222,19 @@ class ConfigMapAllocationStoreIT {
     InMemoryAllocationStore rebuilt = store.emptyCopyOf(V4);
     rebuilt.reserve(ReservationRequest.ips(Holder.service("default", "kept", "u"),
         List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false)).join();
-    store.install(rebuilt.export(V4)).join();
+    RangeState picture = rebuilt.export(V4);
+    store.install(picture).join();
     assertThat(store.rangesToRebuild()).isEmpty();
     assertThat(store.holderOf(IpAddress.parse("10.96.7.7"))).contains(Holder.service("default", "kept", "u"));
+
+    // A second install of the same (now stale) picture, as a retried rebuild would queue, must not
+    // write over what was stored since.
+    IpAddress since = store.reserve(service("after", false)).join().ips().get(0).address();
+    store.install(picture).join();
+    assertThat(store.holderOf(since)).as("stored after the rebuild").isPresent();
+    assertThat(RangeConfigMaps.decode(V4, admin.configMaps().inNamespace(namespace).withLabels(
+        RangeConfigMaps.selector(V4)).list().getItems()).entries()).extracting(RangeState.Entry::value)
+        .contains(since.toString());
 
     ConfigMap head = admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-0").get();
     head.getBinaryData().put("holders.gz", "bm90IGd6aXA=");

@@ -5,6 +5,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.PodCidrAllocationException.Reason;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -362,6 +363,26 @@ public final class ClusterCidrAllocator {
    * @throws IllegalArgumentException when the list is empty or has two CIDRs of one family
    */
   public synchronized PodCidrAllocation occupy(Node node, List<Cidr> podCidrs) {
+    return occupy(node, podCidrs, entries.values());
+  }
+
+  /**
+   * Records pod CIDRs as held from one named ClusterCIDR, as stored state says they are: no
+   * choice by selector (a node in the state of ClusterCIDR "a" stays in "a" even where another
+   * ClusterCIDR overlaps it).
+   *
+   * @throws IllegalArgumentException when no ClusterCIDR has that name
+   * @throws PodCidrAllocationException as {@link #occupy(Node, List)}
+   */
+  public synchronized PodCidrAllocation occupyIn(String clusterCidr, String nodeName, List<Cidr> podCidrs) {
+    Entry entry = entries.get(clusterCidr);
+    if (entry == null) {
+      throw new IllegalArgumentException("no ClusterCIDR " + clusterCidr);
+    }
+    return occupy(Node.named(nodeName), podCidrs, List.of(entry));
+  }
+
+  private PodCidrAllocation occupy(Node node, List<Cidr> podCidrs, Collection<Entry> candidates) {
     Map<IpFamily, Cidr> blocks = byFamily(node, podCidrs);
     Held existing = nodes.get(node.name());
     if (existing != null) {
@@ -374,7 +395,7 @@ public final class ClusterCidrAllocator {
           + " release the node first if it was re-created");
     }
     List<Entry> fitting = new ArrayList<>();
-    for (Entry entry : entries.values()) {
+    for (Entry entry : candidates) {
       if (fits(entry, blocks)) {
         fitting.add(entry);
       }

@@ -759,7 +759,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
             throw new IllegalArgumentException("blocks " + entry.value() + " have no node");
           }
           try {
-            podCidrs.occupy(new Node(node, Map.of()), blocks);
+            podCidrs.occupyIn(state.key().name(), node, blocks);
           } catch (PodCidrAllocationException e) {
             throw new IllegalArgumentException("pod CIDRs " + entry.value() + " of node " + node + " do not fit: "
                 + e.getMessage(), e);

@@ -8,6 +8,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeSelector;
 import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
 import java.time.Instant;
@@ -48,6 +49,23 @@ class InMemoryAllocationStorePersistenceTest {
     assertThat(store.drainChanged()).as("dry runs change nothing").isEmpty();
     store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
     assertThat(store.drainChanged()).containsExactly(RangeKey.podCidrs("pods"));
+  }
+
+  @Test
+  void podCidrsRestoreIntoTheClusterCidrWhoseStateNamesThemEvenWhereAnotherOverlaps() {
+    InMemoryAllocationStore one = store();
+    one.addClusterCidr(ClusterCidr.ipv4("gpu", NodeSelector.requiringLabels(Map.of("gpu", "yes")), 8,
+        "10.244.0.0/16"));
+    one.reservePodCidrs(new Node("g1", Map.of("gpu", "yes")), List.of(), false).join();
+    assertThat(one.clusterCidrInUse("gpu")).isTrue();
+
+    InMemoryAllocationStore two = store();
+    two.addClusterCidr(ClusterCidr.ipv4("gpu", NodeSelector.requiringLabels(Map.of("gpu", "yes")), 8,
+        "10.244.0.0/16"));
+    two.restore(RangeKey.Kind.POD_CIDRS, null, List.of(one.export(RangeKey.podCidrs("pods")),
+        one.export(RangeKey.podCidrs("gpu"))));
+    assertThat(two.clusterCidrInUse("gpu")).as("the ledger of gpu names g1; the labels are not stored").isTrue();
+    assertThat(two.clusterCidrInUse("pods")).isFalse();
   }
 
   @Test

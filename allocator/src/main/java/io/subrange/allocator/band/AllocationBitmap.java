@@ -40,10 +40,11 @@ public final class AllocationBitmap implements BandedAllocator {
     this.random = random;
     this.words = new long[(this.size + 63) >>> 6];
     this.wordsWithRoom = new long[(words.length + 63) >>> 6];
-    clearAll();
+    clear();
   }
 
-  private void clearAll() {
+  @Override
+  public void clear() {
     Arrays.fill(words, 0L);
     int tail = size & 63;
     if (tail != 0) {
@@ -243,7 +244,7 @@ public final class AllocationBitmap implements BandedAllocator {
     if (tail != 0 && (restored[words.length - 1] & (-1L << tail)) != 0) {
       throw new IllegalArgumentException("snapshot names offsets beyond the range size " + size);
     }
-    clearAll();
+    clear();
     for (int w = 0; w < words.length; w++) {
       words[w] |= restored[w];
       if (words[w] == -1L) {

@@ -63,6 +63,9 @@ public interface BandedAllocator {
    */
   byte[] snapshot();
 
+  /** Frees every offset. */
+  void clear();
+
   /**
    * Replaces the state with a {@link #snapshot()}.
    *

@@ -12,7 +12,7 @@ public final class BandedAllocators {
    * @param size unsigned number of offsets (-1 means 2^64-1)
    */
   public static BandedAllocator create(long size, long staticBandSize, RandomGenerator random) {
-    if (size > 0 && size <= AllocationBitmap.MAX_SIZE) {
+    if (isBitmap(size)) {
       return new AllocationBitmap(size, staticBandSize, random);
     }
     return new SparseAllocationSet(size, staticBandSize, random);

@@ -199,6 +199,13 @@ public final class SparseAllocationSet implements BandedAllocator {
   }
 
   @Override
+  public void clear() {
+    slots = emptySlots(MIN_CAPACITY);
+    used = 0;
+    usedInStaticBand = 0;
+  }
+
+  @Override
   public void restore(byte[] data) {
     int[] position = {0};
     long count = readVarint(data, position);

@@ -292,7 +292,7 @@ public final class ServiceIpPool {
   /** Frees every address in every range (before the whole pool is loaded again). */
   public synchronized void clear() {
     for (Member m : members.values()) {
-      m.bits.restore(BandedAllocators.create(m.range.size(), m.range.staticBandSize(), random).snapshot());
+      m.bits.clear();
     }
   }
 

@@ -69,10 +69,6 @@ public record ClusterCidr(String name, NodeSelector nodeSelector, int perNodeHos
     return nodeSelector == null;
   }
 
-  public boolean isDualStack() {
-    return ipv4 != null && ipv6 != null;
-  }
-
   public Set<IpFamily> families() {
     Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
     if (ipv4 != null) {

@@ -78,11 +78,6 @@ final class SelectorIndex<T> {
     unanchored.forEach(action);
   }
 
-  /** Items that are evaluated for every node, for tests and diagnostics. */
-  int unanchoredCount() {
-    return unanchored.size();
-  }
-
   private enum Kind { LABEL_VALUE, LABEL_KEY, NODE_NAME }
 
   private record Anchor(Kind kind, String key, String value) {

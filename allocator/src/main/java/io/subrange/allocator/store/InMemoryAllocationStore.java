@@ -1,6 +1,6 @@
 package io.subrange.allocator.store;
 
-import io.subrange.allocator.band.AllocationBitmap;
+import io.subrange.allocator.band.BandedAllocators;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
@@ -621,7 +621,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
         ServiceIpRange range = pool.range(key.name());
         List<IpAddress> taken = new ArrayList<>();
         pool.forEachTaken(key.name(), taken::add);
-        boolean bitmap = Long.compareUnsigned(range.size(), AllocationBitmap.MAX_SIZE) <= 0 && range.size() > 0;
+        boolean bitmap = BandedAllocators.isBitmap(range.size());
         if (!bitmap) {
           Collections.sort(taken);  // a bitmap lists them in order already
         }

@@ -3,6 +3,9 @@ package io.subrange.allocator.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import inet.ipaddr.IPAddressString;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -65,19 +68,19 @@ class IpAddressTest {
   }
 
   @org.junit.jupiter.api.Test
-  void theQuickPathForCanonicalIpv4AgreesWithTheFullParser() {
-    java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+  void theQuickPathForCanonicalIpv4AgreesWithTheLibraryParser() throws Exception {
+    SplittableRandom random = new SplittableRandom(7);
     for (int n = 0; n < 20_000; n++) {
       long value = random.nextLong(1L << 32);
-      IpAddress address = IpAddress.ipv4(value);
-      org.assertj.core.api.Assertions.assertThat(IpAddress.parse(address.toString())).isEqualTo(address);
+      String text = (value >>> 24) + "." + ((value >>> 16) & 255) + "." + ((value >>> 8) & 255) + "." + (value & 255);
+      long byLibrary = new IPAddressString(text).toAddress().getValue().longValueExact();
+      assertThat(IpAddress.parse(text).low()).as(text).isEqualTo(byLibrary).isEqualTo(value);
     }
-    for (String bad : java.util.List.of("256.1.1.1", "1.2.3.04", "1.2.3.4.5", "1.2.3", "1..2.3", "1.2.3.4.", " 1.2.3.4",
+    for (String bad : List.of("256.1.1.1", "1.2.3.04", "1.2.3.4.5", "1.2.3", "1..2.3", "1.2.3.4.", " 1.2.3.4",
         "1.2.3.4 ", "1.2.3.-4", "1.2.3.1000", "00.1.2.3")) {
-      org.assertj.core.api.Assertions.assertThatThrownBy(() -> IpAddress.parse(bad)).as(bad)
-          .isInstanceOf(AddressFormatException.class);
+      assertThatThrownBy(() -> IpAddress.parse(bad)).as(bad).isInstanceOf(AddressFormatException.class);
     }
-    org.assertj.core.api.Assertions.assertThat(IpAddress.parse("0.0.0.0")).isEqualTo(IpAddress.ipv4(0));
-    org.assertj.core.api.Assertions.assertThat(IpAddress.parse("255.255.255.255")).isEqualTo(IpAddress.ipv4(0xFFFFFFFFL));
+    assertThat(IpAddress.parse("0.0.0.0")).isEqualTo(IpAddress.ipv4(0));
+    assertThat(IpAddress.parse("255.255.255.255")).isEqualTo(IpAddress.ipv4(0xFFFFFFFFL));
   }
 }

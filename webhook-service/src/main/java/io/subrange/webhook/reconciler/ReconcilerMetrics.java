@@ -40,7 +40,7 @@ public final class ReconcilerMetrics {
     rebuilds = Counter.builder(PREFIX + "rebuilds").description("Ranges rebuilt from the cluster").register(registry);
     errors = Counter.builder(PREFIX + "errors").description("Reconcile steps that failed").register(registry);
     pass = Timer.builder(PREFIX + "pass.duration").description("One comparison of cluster and store")
-        .register(registry);
+        .publishPercentileHistogram().register(registry);
     Gauge.builder(PREFIX + "leader", leader, AtomicInteger::get).description("1 while this process reconciles")
         .register(registry);
   }

@@ -62,8 +62,8 @@ import org.slf4j.LoggerFactory;
  * landed), the committer reloads the stored state, applies the requests not yet durable again
  * (the same object gets back what it already holds) and retries after a short, jittered,
  * growing pause, until each request's budget runs out; then it answers 503 and has granted
- * nothing. Requests whose shards were all written are answered at once, even when others in
- * the same commit must retry.
+ * nothing. Requests whose ranges were written in full are answered at once, even when others
+ * in the same commit must retry (a failed shard holds back every request in its range).
  *
  * <p>Only the committer changes the engine's picture of stored state, and it writes each shard
  * with the {@code resourceVersion} of the version that picture was loaded from; a watch on the

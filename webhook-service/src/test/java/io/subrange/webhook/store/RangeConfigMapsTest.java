@@ -101,20 +101,23 @@ class RangeConfigMapsTest {
   }
 
   @Test
-  void aFullShardWithLongNamesStaysFarBelowTheConfigMapLimit() {
+  void aFullShardOfTheDefaultRangeWithLongNamesStaysBelowTheConfigMapLimit() {
+    // The default 10.96.0.0/12 is 128 shards of 8,192 addresses: the largest shard it can have.
+    int span = 8192;
     List<RangeState.Entry> entries = new ArrayList<>();
-    for (int i = 0; i < RangeConfigMaps.MIN_SHARD_SPAN; i++) {
+    for (int i = 0; i < span; i++) {
       IpAddress address = IpAddress.ipv4(0x0A00_0001L + i);
       entries.add(new RangeState.Entry(address.toString(), Holder.service("team-" + (i % 97) + "-namespace",
           "service-with-a-rather-long-name-" + i, UUID.randomUUID().toString()), 1_700_000_000L + i));
     }
-    byte[] allBits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8];
+    byte[] allBits = new byte[span / 8];
     Arrays.fill(allBits, (byte) 0xFF);
-    RangeState full = new RangeState(V4, "10.0.0.0/16", RangeState.RANGE_ALLOCATION, 256, allBits, entries);
+    RangeState full = new RangeState(V4, "10.0.0.0/12", RangeState.RANGE_ALLOCATION, 256, allBits, entries);
     ConfigMap shard = RangeConfigMaps.encode(full, "ns").get(0);
-    long size = shard.getBinaryData().values().stream().mapToLong(v -> Base64.getDecoder().decode(v).length).sum();
-    assertThat(size).as("bytes in the fullest possible shard").isLessThan(1024 * 1024);
-    System.out.printf("fullest shard: %d holders, %d KiB%n", entries.size(), size / 1024);
+    assertThat(shard.getMetadata().getAnnotations()).containsEntry("subrange.io/shard-span", String.valueOf(span));
+    long size = shard.getBinaryData().values().stream().mapToLong(String::length).sum();  // base64, as stored
+    assertThat(size).as("bytes in the fullest shard of a /12").isLessThan(1024 * 1024);
+    System.out.printf("fullest /12 shard: %d holders, %d KiB as stored%n", entries.size(), size / 1024);
   }
 
   @Test

@@ -7,9 +7,11 @@ import io.fabric8.kubeapitest.cert.CertManager;
 import io.fabric8.kubeapitest.kubeconfig.KubeConfig;
 import io.fabric8.kubeapitest.process.EtcdProcess;
 import io.fabric8.kubeapitest.process.ProcessReadinessChecker;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -138,14 +140,6 @@ public final class ControlPlane implements AutoCloseable {
     return port;
   }
 
-  /**
-   * A static bearer token for an admin user, beside the client certificate: a proxy in front of
-   * the API server (WireMock injecting faults) passes a token through, not a client certificate.
-   */
-  public String adminToken() {
-    return adminToken;
-  }
-
   private Path writeTokens() {
     try {
       Files.createDirectories(logDir);
@@ -209,6 +203,12 @@ public final class ControlPlane implements AutoCloseable {
 
   public KubernetesClient client() {
     return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+  }
+
+  /** Creates a namespace unless it exists. */
+  public static void ensureNamespace(KubernetesClient client, String name) {
+    client.resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .createOr(NonDeletingOperation::update);
   }
 
   /** kubectl of the same version as the API server. */

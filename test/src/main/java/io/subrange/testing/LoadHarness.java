@@ -1,10 +1,7 @@
 package io.subrange.testing;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -82,7 +79,7 @@ public final class LoadHarness {
           defaults.podCidrs(), grace, defaults.reconcilerInterval(), defaults.leaseDuration(), null);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings);
            KubernetesClient load = ServiceLoad.concurrentClient(plane.client().getConfiguration(), clients)) {
-        namespace(load, "load");
+        ControlPlane.ensureNamespace(load, "load");
         System.out.printf("== replicas: %d Services (half NodePort), %d clients, %d webhook replicas + 1 reconciler%s%n",
             services, clients, replicas, kill ? ", one replica killed halfway" : "");
         int killAt = services / 2;
@@ -177,7 +174,7 @@ public final class LoadHarness {
       ReplicatedCluster cluster) {
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
-      namespace(load, namespace);
+      ControlPlane.ensureNamespace(load, namespace);
       // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
       ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
       ServiceLoad.deleteAll(load, namespace, "warm", clients);
@@ -217,11 +214,6 @@ public final class LoadHarness {
       }
     }
     return condition.getAsBoolean();
-  }
-
-  private static void namespace(KubernetesClient client, String name) {
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
-        .createOr(NonDeletingOperation::update);
   }
 
   private static boolean check(String what, boolean passed) {

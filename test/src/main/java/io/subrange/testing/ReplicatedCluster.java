@@ -1,8 +1,6 @@
 package io.subrange.testing;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -88,8 +86,7 @@ public final class ReplicatedCluster implements AutoCloseable {
     try {
       Files.createDirectories(workDir);
       KubernetesClient client = plane.client();
-      client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
-          .createOr(NonDeletingOperation::update);
+      ControlPlane.ensureNamespace(client, NAMESPACE);
       WebhookRegistration.installCrds(client, repo);
       Certificates certificates = Certificates.make(repo, Files.createTempDirectory("subrange-replicated-certs"));
       cluster = new ReplicatedCluster(repo, client, certificates, settings, workDir);
@@ -143,13 +140,7 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   /** Service CREATEs the replicas have mutated (those alive now). */
   public double serviceCreatesAdmitted() {
-    double sum = 0;
-    for (SubrangeServer webhook : webhooks) {
-      if (webhook.isAlive()) {
-        sum += webhook.metric("subrange_admission_requests_total", WebhookRegistration.SERVICE_CREATES);
-      }
-    }
-    return sum;
+    return webhookMetric("subrange_admission_requests_total", WebhookRegistration.SERVICE_CREATES);
   }
 
   /** The sum of a metric over the live webhook replicas. */

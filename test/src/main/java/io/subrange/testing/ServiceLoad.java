@@ -28,7 +28,7 @@ import java.util.function.IntConsumer;
 public final class ServiceLoad {
 
   /** One Service: created or not, the time of its last attempt, the last error. */
-  public record Outcome(String name, boolean created, boolean nodePort, long nanos, int attempts, String error) {
+  public record Outcome(String name, boolean created, long nanos, int attempts, String error) {
   }
 
   /** What a run did. */
@@ -135,12 +135,12 @@ public final class ServiceLoad {
       long started = System.nanoTime();
       try {
         client.services().inNamespace(namespace).resource(service).create();
-        return new Outcome(name, true, nodePort, System.nanoTime() - started, attempt, null);
+        return new Outcome(name, true, System.nanoTime() - started, attempt, null);
       } catch (KubernetesClientException e) {
         nanos = System.nanoTime() - started;
         error = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : e.getMessage();
         if (e.getCode() == 409 && String.valueOf(error).contains("already exists") && attempt > 1) {
-          return new Outcome(name, true, nodePort, nanos, attempt, null);  // an earlier attempt landed
+          return new Outcome(name, true, nanos, attempt, null);  // an earlier attempt landed
         }
         if (!unreachableWebhook(error)) {
           break;
@@ -148,7 +148,7 @@ public final class ServiceLoad {
         sleep(200L * attempt);
       }
     }
-    return new Outcome(name, false, nodePort, nanos, Math.min(attempt, 10), error);
+    return new Outcome(name, false, nanos, Math.min(attempt, 10), error);
   }
 
   /**

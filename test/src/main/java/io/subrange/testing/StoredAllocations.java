@@ -18,20 +18,14 @@ import java.util.zip.GZIPInputStream;
  *
  * @param clusterIps address to holder ("namespace/name")
  * @param nodePorts port to holder
- * @param podCidrs node name to its blocks
- * @param shards how many shard ConfigMaps there are
  */
-public record StoredAllocations(Map<String, String> clusterIps, Map<Integer, String> nodePorts,
-    Map<String, String> podCidrs, int shards) {
+public record StoredAllocations(Map<String, String> clusterIps, Map<Integer, String> nodePorts) {
 
   public static StoredAllocations read(KubernetesClient client, String namespace) {
     Map<String, String> ips = new TreeMap<>();
     Map<Integer, String> ports = new TreeMap<>();
-    Map<String, String> nodes = new TreeMap<>();
-    int shards = 0;
     for (ConfigMap shard : client.configMaps().inNamespace(namespace).withLabel("app.kubernetes.io/part-of", "subrange")
         .list().getItems()) {
-      shards++;
       String kind = shard.getMetadata().getLabels().getOrDefault("subrange.io/range-kind", "");
       String holders = shard.getBinaryData() == null ? null : shard.getBinaryData().get("holders.gz");
       if (holders == null) {
@@ -46,12 +40,11 @@ public record StoredAllocations(Map<String, String> clusterIps, Map<Integer, Str
         switch (kind) {
           case "service-ips" -> ips.put(f[0], holder);
           case "node-ports" -> ports.put(Integer.parseInt(f[0]), holder);
-          case "pod-cidrs" -> nodes.put(f[3], f[0]);
           default -> { }
         }
       }
     }
-    return new StoredAllocations(ips, ports, nodes, shards);
+    return new StoredAllocations(ips, ports);
   }
 
   private static String gunzip(byte[] data) {

@@ -228,10 +228,6 @@ public final class SubrangeServer implements AutoCloseable {
     return process.isAlive();
   }
 
-  public Path logFile() {
-    return logFile;
-  }
-
   private String tail() {
     try {
       List<String> lines = Files.readAllLines(logFile);

@@ -1,7 +1,6 @@
 package io.subrange.testing;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhook;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
@@ -90,15 +89,20 @@ public final class WebhookRegistration {
     awaitEffective(client, baseUrl, serviceCreates);
   }
 
-  /** Removes both loopback webhook configurations: the API server stops calling subrange. */
-  public static void unregister(KubernetesClient client) {
+  /**
+   * Removes both loopback webhook configurations and waits until the API server stops calling
+   * subrange ({@code serviceCreates} as for {@link #register}).
+   */
+  public static void unregister(KubernetesClient client, DoubleSupplier serviceCreates) {
     client.admissionRegistration().v1().mutatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
     client.admissionRegistration().v1().validatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
+    awaitNotCalled(client, serviceCreates);
   }
 
-  /** Removes the loopback MutatingWebhookConfiguration, so only the validating webhooks run. */
-  public static void unregisterMutating(KubernetesClient client) {
+  /** Removes the loopback MutatingWebhookConfiguration and waits until only the validating webhooks run. */
+  public static void unregisterMutating(KubernetesClient client, DoubleSupplier serviceCreates) {
     client.admissionRegistration().v1().mutatingWebhookConfigurations().withName(LOOPBACK_NAME).delete();
+    awaitNotCalled(client, serviceCreates);
   }
 
   private static <T extends HasMetadata> T asLoopback(T configuration) {
@@ -130,17 +134,37 @@ public final class WebhookRegistration {
    * dry-run create of a Service reaches subrange (which keeps nothing for dry runs).
    */
   private static void awaitEffective(KubernetesClient client, String baseUrl, DoubleSupplier serviceCreates) {
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(PROBE_NAMESPACE).endMetadata().build())
-        .createOr(NonDeletingOperation::update);
     double before = serviceCreates.getAsDouble();
+    if (!probeUntil(client, () -> serviceCreates.getAsDouble() > before)) {
+      throw new IllegalStateException("the API server never called subrange's webhook at " + baseUrl + "/mutate");
+    }
+  }
+
+  /** The API server drops webhook configurations asynchronously too: wait until a probe is not mutated. */
+  private static void awaitNotCalled(KubernetesClient client, DoubleSupplier serviceCreates) {
+    double[] before = {serviceCreates.getAsDouble()};
+    boolean stopped = probeUntil(client, () -> {
+      double now = serviceCreates.getAsDouble();
+      boolean unchanged = now == before[0];
+      before[0] = now;
+      return unchanged;
+    });
+    if (!stopped) {
+      throw new IllegalStateException("the API server kept calling subrange's mutating webhook");
+    }
+  }
+
+  /** Server-side dry-run Service creates (subrange keeps nothing for them) until {@code done}, for 60 s at most. */
+  private static boolean probeUntil(KubernetesClient client, java.util.function.BooleanSupplier done) {
+    ControlPlane.ensureNamespace(client, PROBE_NAMESPACE);
     Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
     while (Instant.now().isBefore(deadline)) {
       client.services().inNamespace(PROBE_NAMESPACE).resource(new ServiceBuilder()
               .withNewMetadata().withName("webhook-probe").endMetadata()
               .withNewSpec().addNewPort().withPort(80).endPort().endSpec().build())
           .dryRun().create();
-      if (serviceCreates.getAsDouble() > before) {
-        return;
+      if (done.getAsBoolean()) {
+        return true;
       }
       try {
         Thread.sleep(250);
@@ -149,6 +173,6 @@ public final class WebhookRegistration {
         throw new IllegalStateException(e);
       }
     }
-    throw new IllegalStateException("the API server never called subrange's webhook at " + baseUrl + "/mutate");
+    return false;
   }
 }

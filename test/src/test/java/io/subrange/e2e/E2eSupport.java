@@ -2,10 +2,9 @@ package io.subrange.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.subrange.testing.ControlPlane;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -18,8 +17,7 @@ final class E2eSupport {
   }
 
   static void namespace(KubernetesClient client, String name) {
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
-        .createOr(NonDeletingOperation::update);
+    ControlPlane.ensureNamespace(client, name);
   }
 
   /** Runs a request expected to fail and returns the API server's error (status code, message). */

@@ -46,10 +46,10 @@ class NodePodCidrIT {
   }
 
   @Test
-  void aNodeWithoutPodCidrsGetsThemOnUpdateAndTheyNeverChange(E2eCluster cluster) {
+  void podCidrsAnUpdateOmitsAreKeptAndNeverChange(E2eCluster cluster) {
     KubernetesClient client = cluster.client();
-    // Created while the webhook did not give it blocks: here, by an object subrange already
-    // recorded with none (a node admitted while no ClusterCIDR had room looks the same).
+    // (A node that gets its blocks on a later update is covered by NodeAdmissionTest: the real
+    // API server gives no way to create one without them while the webhook runs.)
     Node created = create(client, new NodeBuilder().withNewMetadata().withName("late-node").endMetadata().build());
     assertThat(created.getSpec().getPodCIDRs()).hasSize(2);
     Node relabelled = client.nodes().withName("late-node").edit(n -> new NodeBuilder(n).editMetadata()

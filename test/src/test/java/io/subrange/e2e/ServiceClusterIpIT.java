@@ -2,7 +2,6 @@ package io.subrange.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -50,7 +49,7 @@ class ServiceClusterIpIT {
     this.cluster = cluster;
     this.client = cluster.client();
     this.subrange = cluster.subrange();
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build()).create();
+    E2eSupport.namespace(client, NAMESPACE);
     baseline = counters();
   }
 

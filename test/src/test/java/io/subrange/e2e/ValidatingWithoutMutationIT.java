@@ -41,8 +41,8 @@ class ValidatingWithoutMutationIT {
     Map<String, String> mutations = Map.of("webhook", "mutate");
     Service unseen;
     try {
-      WebhookRegistration.unregisterMutating(client);
-      Thread.sleep(2000);  // the API server drops the configuration asynchronously
+      WebhookRegistration.unregisterMutating(client,
+          () -> cluster.subrange().metric("subrange_admission_requests_total", WebhookRegistration.SERVICE_CREATES));
       double mutateCallsBefore = cluster.subrange().metric("subrange_admission_requests_total", mutations);
 
       KubernetesClientException refusal = refused(() -> client.nodes()

@@ -20,6 +20,7 @@ import io.subrange.testing.RepoLayout;
 import io.subrange.testing.ReplicatedCluster;
 import io.subrange.testing.ServiceLoad;
 import io.subrange.testing.ServiceValues;
+import io.subrange.testing.SubrangeServer;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -39,8 +40,18 @@ class StoreFaultsIT {
 
   private static final int CLIENTS = 8;
   private static final int PER_PHASE = 60;
-  /** The manifests' webhook timeoutSeconds, plus the API server's own work. */
-  private static final long ANSWER_LIMIT_MILLIS = 6_000;
+  /**
+   * The manifests' webhook timeoutSeconds, as the bucket boundary subrange's admission histogram
+   * prints for it. The API server enforces that limit itself (a late answer fails the request,
+   * which the load counts as a retry); the histogram shows subrange kept it on its own side.
+   */
+  private static final String WEBHOOK_TIMEOUT_BUCKET = "5.0";
+  /**
+   * What a client may wait for one create in all: far above the webhook's timeout, because on two
+   * shared cores the API server and the client queue too. Only a hang goes past it; the timeout
+   * itself is checked where subrange measures it.
+   */
+  private static final long HANG_LIMIT_MILLIS = 20_000;
 
   private static ControlPlane plane;
   private static WireMockServer proxy;
@@ -101,8 +112,8 @@ class StoreFaultsIT {
       assertThat(phase.getValue().retries()).as("%s: every admission answered within its timeout", phase.getKey())
           .isZero();
       for (ServiceLoad.Outcome outcome : phase.getValue().outcomes()) {
-        assertThat(outcome.nanos() / 1_000_000).as("%s: %s answered in time", phase.getKey(), outcome.name())
-            .isLessThanOrEqualTo(ANSWER_LIMIT_MILLIS);
+        assertThat(outcome.nanos() / 1_000_000).as("%s: %s answered, not hung", phase.getKey(), outcome.name())
+            .isLessThanOrEqualTo(HANG_LIMIT_MILLIS);
         if (!outcome.created()) {
           assertThat(outcome.error()).as("%s: %s was refused by subrange, clearly", phase.getKey(), outcome.name())
               .contains("subrange could not store").contains("nothing was allocated");
@@ -115,6 +126,7 @@ class StoreFaultsIT {
     assertThat(phases.get("409 on 50% of writes").created()).as("retries get through partial conflicts")
         .isGreaterThan(PER_PHASE / 2);
 
+    assertEveryAdmissionAnsweredWithinTheWebhookTimeout();
     assertNoDuplicatesAndNothingLost();
     assertThat(cluster.reconciler().metric("subrange_reconciler_repairs_total", Map.of("type", "not_allocated")))
         .as("the reconciler never had to record a value a Service carried: none was lost").isZero();
@@ -128,6 +140,20 @@ class StoreFaultsIT {
     } finally {
       faults.set(Trouble.NONE, 0);
     }
+  }
+
+  private static void assertEveryAdmissionAnsweredWithinTheWebhookTimeout() {
+    double answered = 0;
+    for (SubrangeServer replica : cluster.webhooks()) {
+      Map<String, String> mutate = Map.of("webhook", "mutate", "kind", "Service");
+      double count = replica.metric("subrange_admission_duration_seconds_count", mutate);
+      double inTime = replica.metric("subrange_admission_duration_seconds_bucket",
+          Map.of("webhook", "mutate", "kind", "Service", "le", WEBHOOK_TIMEOUT_BUCKET));
+      assertThat(inTime).as("replica on port %d: Service admissions answered within the webhook timeout",
+          replica.port()).isEqualTo(count);
+      answered += count;
+    }
+    assertThat(answered).as("the replicas answered every create at least once").isGreaterThanOrEqualTo(PER_PHASE * 7);
   }
 
   private static void assertNoDuplicatesAndNothingLost() {

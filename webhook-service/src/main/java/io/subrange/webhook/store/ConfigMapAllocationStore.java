@@ -606,9 +606,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       if (lostToAnother && anchor != null) {
         anchor.reanchor();  // another replica allocates where this one did: move elsewhere
       }
+      // Back off first, then read: a shard another replica keeps writing has moved on during the
+      // pause, and a retry must compare-and-swap on the version it has just seen, or it loses again.
+      pause(attempt++, pending);
       shards.reread(reread);
       shards.refresh(engine);
-      pause(attempt++, pending);
       joinArrivals(pending);
     }
     if (requests > 0) {

@@ -99,6 +99,11 @@ public final class StoreMetrics {
     return (long) writesOk.count();
   }
 
+  /** Writes lost to another writer (409) so far. */
+  public long conflicts() {
+    return (long) writesConflict.count();
+  }
+
   /** Writes saved by group commit so far. */
   public long writesSaved() {
     return (long) writesSaved.count();

@@ -35,9 +35,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -162,6 +165,73 @@ class ConfigMapAllocationStoreIT {
       assertThat(one.allocations()).hasSize(900);
       assertThat(two.allocations()).hasSize(900);
     });
+  }
+
+  /**
+   * A request whose value lives in a shard another replica writes all the time (a retried create
+   * that gets back the port it already holds, in the shard where the other replica allocates)
+   * must still get through: a retry writes on the version it has just read, not on one read
+   * before its backoff, when the busy writer has long moved on.
+   */
+  @Test
+  void aShardAnotherReplicaKeepsWritingStillTakesOurWrites() throws Exception {
+    ConfigMapAllocationStore busy = replica("10.96.0.0/24");
+    initialize(busy);
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    ConfigMapAllocationStore quiet = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
+        metrics);
+    quiet.start(Duration.ofSeconds(10));
+    quiet.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
+    stores.add(quiet);
+
+    RangeConfigMaps.Layout layout = RangeConfigMaps.Layout.of(RangeKey.nodePorts(), RangeState.RANGE_ALLOCATION,
+        PORTS.toString());
+    int hotShard = layout.shards() / 2;
+    int first = PORTS.first() + (int) (hotShard * layout.span());
+    int hotPorts = (int) layout.span() - 20;  // the quiet replica's 20 first, the busy one's after them
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger next = new AtomicInteger();
+    ExecutorService writers = Executors.newFixedThreadPool(8);
+    List<CompletableFuture<Void>> streams = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      streams.add(CompletableFuture.runAsync(() -> {
+        // Take a port of the hot shard and give it back, over and over: every answer is a write.
+        while (!stop.get()) {
+          int port = first + 20 + Math.floorMod(next.getAndIncrement(), hotPorts);
+          Holder holder = Holder.service("busy", "b" + port, "");
+          try {
+            busy.reserve(new ReservationRequest(holder, List.of(), List.of(PortClaim.specific(port)), false)).join();
+            busy.releaseNodePort(port, holder).join();
+          } catch (CompletionException e) {
+            // the port is another stream's for a moment, or busy lost a race: the stream goes on
+          }
+        }
+      }, writers));
+    }
+    // Until the busy replica writes the hot shard at full speed (its client and JIT warm up first).
+    await().atMost(Duration.ofSeconds(30)).until(() -> next.get() >= 300);
+    List<String> refused = new ArrayList<>();
+    long started = System.nanoTime();
+    int busyBefore = next.get();
+    try {
+      for (int port = first; port < first + 20; port++) {
+        try {
+          quiet.reserve(new ReservationRequest(Holder.service("quiet", "q" + port, ""), List.of(),
+              List.of(PortClaim.specific(port)), false)).join();
+        } catch (CompletionException e) {
+          refused.add(port + ": " + e.getCause().getMessage());
+        }
+      }
+    } finally {
+      stop.set(true);
+      writers.shutdown();
+    }
+    CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+    System.out.printf("hot shard %d: quiet replica %d conflicts, %d refused in %d ms; busy %d operations%n",
+        hotShard, metrics.conflicts(), refused.size(), (System.nanoTime() - started) / 1_000_000, next.get() - busyBefore);
+    assertThat(metrics.conflicts()).as("the quiet replica did lose races for the hot shard").isPositive();
+    assertThat(refused).as("every request of the quiet replica got through the busy shard").isEmpty();
   }
 
   @Test

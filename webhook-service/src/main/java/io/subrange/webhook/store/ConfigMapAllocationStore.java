@@ -59,9 +59,9 @@ import org.slf4j.LoggerFactory;
  * and writes the shards they changed once (<em>group commit</em>), so one ConfigMap write
  * carries many allocations and throughput grows with concurrency. When a write loses (409:
  * another replica wrote first) or fails (5xx, timeout, cut connection: it may or may not have
- * landed), the committer reloads the stored state, applies the requests not yet durable again
- * (the same object gets back what it already holds) and retries after a short, jittered,
- * growing pause, until each request's budget runs out; then it answers 503 and has granted
+ * landed), the committer waits a short, jittered, growing pause, reloads the stored state,
+ * applies the requests not yet durable again (the same object gets back what it already holds)
+ * and writes on what it has just read, until each request's budget runs out; then it answers 503 and has granted
  * nothing. Requests whose ranges were written in full are answered at once, even when others
  * in the same commit must retry (a failed shard holds back every request in its range).
  *

@@ -49,7 +49,9 @@ class RangeObjectsIT {
     for (String name : List.of("extra", "frozen")) {
       client.genericKubernetesResources(SERVICE_CIDRS).withName(name).delete();
     }
-    client.genericKubernetesResources(CLUSTER_CIDRS).withName("gpu-pool").delete();
+    for (String name : List.of("gpu-pool", "overlap-pool")) {
+      client.genericKubernetesResources(CLUSTER_CIDRS).withName(name).delete();
+    }
   }
 
   @BeforeAll
@@ -110,6 +112,30 @@ class RangeObjectsIT {
       return created;
     }, n -> n != null);
     assertThat(gpu.getSpec().getPodCIDRs()).singleElement().satisfies(c -> assertThat(c).startsWith("10.250.0.").endsWith("/26"));
+  }
+
+  @Test
+  void aPodRangeOverlappingTheServiceRangeNeverGivesANodeServiceAddresses() {
+    // 10.96.0.0/19 in /20 blocks: its first block is subrange's whole Service range, 10.96.0.0/20.
+    Map<String, Object> selector = Map.of("nodeSelectorTerms", List.of(Map.of("matchExpressions",
+        List.of(Map.of("key", "pool", "operator", "In", "values", List.of("overlap"))))));
+    createClusterCidr("overlap-pool", Map.of("nodeSelector", selector, "perNodeHostBits", 12, "ipv4", "10.96.0.0/19"));
+    Node node = await().atMost(Duration.ofSeconds(20)).until(() -> {
+      Node created = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("overlap-" + System.nanoTime())
+          .addToLabels("pool", "overlap").endMetadata().build()).create();
+      if (created.getSpec().getPodCIDRs().isEmpty() || !created.getSpec().getPodCIDRs().get(0).startsWith("10.96.")) {
+        client.nodes().resource(created).delete();  // made before the ClusterCIDR reached subrange
+        return null;
+      }
+      return created;
+    }, n -> n != null);
+    assertThat(node.getSpec().getPodCIDRs()).as("the first candidate, 10.96.0.0/20, is the Service range")
+        .containsExactly("10.96.16.0/20");
+    KubernetesClientException asked = refused(() -> client.nodes().resource(new NodeBuilder().withNewMetadata()
+        .withName("overlap-preset").addToLabels("pool", "overlap").endMetadata().withNewSpec()
+        .withPodCIDR("10.96.0.0/20").withPodCIDRs("10.96.0.0/20").endSpec().build()).create());
+    assertThat(asked.getMessage()).contains("pod CIDR 10.96.0.0/20 of node overlap-preset overlaps the reserved range"
+        + " 10.96.0.0/20");
   }
 
   @Test

@@ -363,13 +363,14 @@ public final class ClusterCidrAllocator {
    * @throws IllegalArgumentException when the list is empty or has two CIDRs of one family
    */
   public synchronized PodCidrAllocation occupy(Node node, List<Cidr> podCidrs) {
-    return occupy(node, podCidrs, entries.values());
+    return occupy(node, podCidrs, entries.values(), false);
   }
 
   /**
    * Records pod CIDRs as held from one named ClusterCIDR, as stored state says they are: no
    * choice by selector (a node in the state of ClusterCIDR "a" stays in "a" even where another
-   * ClusterCIDR overlaps it).
+   * ClusterCIDR overlaps it), and blocks inside a reserved range stay the node's (the range may
+   * have been reserved after the node got them, see {@link #reserve}).
    *
    * @throws IllegalArgumentException when no ClusterCIDR has that name
    * @throws PodCidrAllocationException as {@link #occupy(Node, List)}
@@ -379,10 +380,11 @@ public final class ClusterCidrAllocator {
     if (entry == null) {
       throw new IllegalArgumentException("no ClusterCIDR " + clusterCidr);
     }
-    return occupy(Node.named(nodeName), podCidrs, List.of(entry));
+    return occupy(Node.named(nodeName), podCidrs, List.of(entry), true);
   }
 
-  private PodCidrAllocation occupy(Node node, List<Cidr> podCidrs, Collection<Entry> candidates) {
+  private PodCidrAllocation occupy(Node node, List<Cidr> podCidrs, Collection<Entry> candidates,
+      boolean recorded) {
     Map<IpFamily, Cidr> blocks = byFamily(node, podCidrs);
     Held existing = nodes.get(node.name());
     if (existing != null) {
@@ -413,7 +415,7 @@ public final class ClusterCidrAllocator {
     String firstCollision = null;
     for (int i = 0; i < fitting.size(); i++) {
       Entry entry = fitting.get(i);
-      String collision = collision(entry, node.name(), blocks);
+      String collision = collision(entry, node.name(), blocks, !recorded);
       if (collision == null) {
         blocks.forEach((family, block) -> entry.sets.get(family).occupy(block));
         record(node.name(), entry, blocks);
@@ -565,7 +567,8 @@ public final class ClusterCidrAllocator {
   }
 
   /** Why the blocks cannot be recorded in this entry, or null when they can. */
-  private String collision(Entry entry, String nodeName, Map<IpFamily, Cidr> blocks) {
+  /** Why the blocks cannot be the node's: held by another node, or (when asked) occupied otherwise. */
+  private String collision(Entry entry, String nodeName, Map<IpFamily, Cidr> blocks, boolean occupiedCounts) {
     for (Map.Entry<IpFamily, Cidr> e : blocks.entrySet()) {
       Cidr block = e.getValue();
       HeldBlock holder = overlappingHeld(heldBlocks.get(e.getKey()), block);
@@ -574,7 +577,7 @@ public final class ClusterCidrAllocator {
         return "pod CIDR " + block + " of node " + nodeName + " " + what + " node " + holder.node()
             + " (ClusterCIDR " + holder.entry().name() + ")";
       }
-      if (entry.sets.get(e.getKey()).isOccupied(block)) {
+      if (occupiedCounts && entry.sets.get(e.getKey()).isOccupied(block)) {
         String reservedRange = reserved.get(e.getKey()).stream().filter(r -> r.overlaps(block))
             .map(Cidr::toString).findFirst().orElse(null);
         return "pod CIDR " + block + " of node " + nodeName + (reservedRange != null

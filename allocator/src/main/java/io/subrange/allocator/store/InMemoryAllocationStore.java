@@ -102,6 +102,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (added && loadedStateRequired) {
       unknown.add(RangeKey.serviceIps(name, cidr.family()));
     }
+    // A Service range that overlaps a pod range (10.0.0.0/8 for pods, 10.96.0.0/12 for
+    // Services) must never be handed to a node, as upstream's node IPAM occupies it.
+    podCidrs.reserve(cidr);
   }
 
   @Override
@@ -122,8 +125,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
           + " addresses no other range covers");
     }
     poolsOf(name).forEach(p -> {
+      Cidr cidr = p.ranges().get(name);
       p.remove(name);
       unknown.remove(RangeKey.serviceIps(name, p.family()));
+      if (!p.ranges().containsValue(cidr)) {
+        podCidrs.unreserve(cidr);  // blocks nodes hold there, and other reserved ranges, stay occupied
+      }
     });
   }
 

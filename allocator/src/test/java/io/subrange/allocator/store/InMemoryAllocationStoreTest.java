@@ -11,6 +11,7 @@ import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.Node;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
+import io.subrange.allocator.port.PortRange;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -225,6 +226,39 @@ class InMemoryAllocationStoreTest {
         .join())
         .hasMessageContaining("fit no ClusterCIDR");
     assertThat(store.clusterCidrInUse("default")).isTrue();
+  }
+
+  @Test
+  void aServiceRangeInsideAPodRangeIsNeverHandedToANode() {
+    InMemoryAllocationStore cluster = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+        new SplittableRandom(7));
+    // Pods in 10.96.0.0/19 in /20 blocks: the first block is exactly the Service range.
+    cluster.addClusterCidr(ClusterCidr.ipv4("pods", null, 12, "10.96.0.0/19"));
+    cluster.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    assertThat(cluster.reservePodCidrs(Node.named("n1"), List.of(), false).join().podCidrs())
+        .as("the first candidate is skipped: it is the Service range")
+        .containsExactly(Cidr.parse("10.96.16.0/20"));
+    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join())
+        .as("nothing is left but the Service range").hasCauseInstanceOf(PodCidrUnavailableException.class);
+    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n3"), List.of(Cidr.parse("10.96.0.0/20")), false)
+        .join()).as("nor may a node ask for it")
+        .hasMessageContaining("overlaps the reserved range 10.96.0.0/20");
+
+    // Stored state may hold a node's block there (the Service range came later): it stays the node's.
+    RangeState before = cluster.export(RangeKey.podCidrs("pods"));
+    RangeState withOld = new RangeState(before.key(), before.range(), before.encoding(), before.staticBandSize(),
+        before.allocation(), List.of(before.entries().get(0),
+            new RangeState.Entry("10.96.0.0/20", Holder.node("old"), 1)));
+    assertThat(cluster.restore(RangeKey.Kind.POD_CIDRS, null, List.of(withOld))).isEmpty();
+    assertThat(cluster.allocations()).extracting(Allocation::value).contains("10.96.0.0/20", "10.96.16.0/20");
+
+    cluster.releasePodCidrs("old").join();
+    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join())
+        .as("freed by its node, the block is still the Service range's").hasCauseInstanceOf(
+            PodCidrUnavailableException.class);
+    cluster.removeServiceRange("kubernetes");
+    assertThat(cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join().podCidrs())
+        .as("the Service range is gone, so its block serves nodes again").containsExactly(Cidr.parse("10.96.0.0/20"));
   }
 
   @Test

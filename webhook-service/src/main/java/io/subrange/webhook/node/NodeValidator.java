@@ -38,6 +38,7 @@ public class NodeValidator implements Validator<Node> {
   @Override
   public CompletableFuture<List<String>> validate(AdmissionContext<Node> context) {
     Node node = context.object();
+    boolean setBefore = false;
     if (context.oldObject() != null) {
       List<String> stored = NodePodCidrs.carried(context.oldObject());
       List<String> carried = NodePodCidrs.carried(node);
@@ -45,7 +46,9 @@ public class NodeValidator implements Validator<Node> {
         throw AdmissionDenied.invalid("spec.podCIDRs: field is immutable once set: it is " + stored
             + " and cannot become " + carried);
       }
+      setBefore = !stored.isEmpty();
     }
+    boolean keptFromBefore = setBefore;
     List<Cidr> carried = NodePodCidrs.parse(NodePodCidrs.carried(node));
     if (carried.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());
@@ -59,6 +62,12 @@ public class NodeValidator implements Validator<Node> {
               ? failure.getCause() : failure;
           if (cause instanceof PodCidrUnavailableException unavailable) {
             if (unavailable.reason() == PodCidrAllocationException.Reason.COLLISION) {
+              if (keptFromBefore) {
+                // The node had these blocks before this request (set before subrange saw it):
+                // refusing the update would not undo that, only stop the node's other changes.
+                return List.of("subrange: " + unavailable.getMessage() + "; the node had these pod CIDRs before"
+                    + " this update, so it is allowed, but they are not recorded for it");
+              }
               throw AdmissionDenied.conflict("spec.podCIDRs: " + unavailable.getMessage());
             }
             return List.of("subrange: pod CIDRs " + carried + " of node " + context.name()

@@ -70,6 +70,24 @@ class NodeAdmissionTest {
   }
 
   @Test
+  void anUpdateKeepingCollidingPodCidrsTheNodeHadBeforeIsAllowedWithAWarning() {
+    create(node("holder", Map.of(), "10.244.210.0/24", "fd00:244::d200/120"));
+    // A node that got the same blocks while subrange was not looking (its webhooks were off).
+    ObjectNode before = node("unseen", Map.of("zone", "a"), "10.244.210.0/24", "fd00:244::d300/120");
+    ObjectNode after = node("unseen", Map.of("zone", "b"), "10.244.210.0/24", "fd00:244::d300/120");
+    JsonNode relabelled = post("/validate", update(before, after, false)).path("response");
+    assertThat(relabelled.path("allowed").asBoolean()).as(relabelled.toString()).isTrue();
+    assertThat(relabelled.path("warnings").get(0).asText())
+        .contains("10.244.210.0/24 of node unseen is already allocated to node holder")
+        .contains("had these pod CIDRs before this update");
+
+    ObjectNode bare = node("unseen-2", Map.of());
+    JsonNode takes = post("/validate", update(bare, node("unseen-2", Map.of(), "10.244.210.0/24",
+        "fd00:244::d400/120"), false)).path("response");
+    assertThat(takes.path("status").path("code").asInt()).as("an update that sets them is refused").isEqualTo(409);
+  }
+
+  @Test
   void malformedPodCidrsAreRefusedWith422() {
     assertDenied(node("bad", Map.of(), "10.244.3.1/24"), "spec.podCIDRs[0]: \"10.244.3.1/24\" is not a CIDR: host bits are set");
     assertDenied(node("two-v4", Map.of(), "10.244.3.0/24", "10.244.4.0/24"), "spec.podCIDRs[1]: a second IPv4 CIDR");

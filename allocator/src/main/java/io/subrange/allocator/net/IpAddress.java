@@ -6,7 +6,6 @@ import inet.ipaddr.IPAddressString;
 import inet.ipaddr.IPAddressStringParameters;
 import inet.ipaddr.ipv6.IPv6Address;
 import java.nio.ByteBuffer;
-import java.util.Objects;
 
 /**
  * An immutable IPv4 or IPv6 address.
@@ -215,7 +214,8 @@ public final class IpAddress implements Comparable<IpAddress> {
 
   @Override
   public int hashCode() {
-    return Objects.hash(family, high, low);
+    // Not Objects.hash: no varargs array, no boxing; addresses are hashed on every lookup.
+    return (31 * family.ordinal() + Long.hashCode(high)) * 31 + Long.hashCode(low);
   }
 
   /** Canonical text: dotted decimal, or RFC 5952 compressed lower-case hex. */

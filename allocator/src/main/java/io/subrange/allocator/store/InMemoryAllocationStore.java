@@ -57,10 +57,16 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
   private final PortAllocator nodePorts;
   private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
-  private final Map<IpAddress, Held> addressHolders = new HashMap<>();
-  private final Map<String, Map<IpFamily, IpAddress>> addressesByHolder = new HashMap<>();
+  /**
+   * Who holds each address, and each object's address, by family: a reload of one family's
+   * stored state (after every write another replica makes) clears its maps at once.
+   */
+  private final Map<IpFamily, Map<IpAddress, Held>> addressHolders = new EnumMap<>(Map.of(
+      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
+  private final Map<IpFamily, Map<ObjectKey, IpAddress>> addressesByHolder = new EnumMap<>(Map.of(
+      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
   private final Map<Integer, Held> portHolders = new HashMap<>();
-  private final Map<String, Set<Integer>> portsByHolder = new HashMap<>();
+  private final Map<ObjectKey, Set<Integer>> portsByHolder = new HashMap<>();
   private final Map<String, Long> nodesSince = new HashMap<>();
   private final Set<RangeKey> changed = new LinkedHashSet<>();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
@@ -234,8 +240,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
     }
-    IpAddress held = holder.isNamed() ? addressesByHolder.getOrDefault(key(holder), Map.of()).get(claim.family()) : null;
-    if (held != null && addressHolders.get(held).holder().isSameObject(holder)) {
+    IpAddress held = holder.isNamed() ? addressesByHolder.get(claim.family()).get(key(holder)) : null;
+    if (held != null && holderOfAddress(held).holder().isSameObject(holder)) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
         rearm(held, holder, dryRun);
@@ -265,7 +271,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Cidr home = pool.homeOf(address);
     if (pool.isAllocated(address)) {
-      Held current = addressHolders.get(address);
+      Held current = holderOfAddress(address);
       if (current != null && current.holder().isSameObject(holder)) {
         rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
@@ -334,7 +340,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private void rearm(IpAddress address, Holder asking, boolean dryRun) {
-    Held held = addressHolders.get(address);
+    Held held = holderOfAddress(address);
     if (!dryRun && needsRearm(held, asking)) {
       hold(address, new Held(held.holder(), now()));
       markChanged(address);
@@ -363,7 +369,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Reservation reservation = preview.join();
     for (IpAssignment ip : reservation.ips()) {
-      if (ip.unrecorded() == null && (!ip.alreadyHeld() || needsRearm(addressHolders.get(ip.address()),
+      if (ip.unrecorded() == null && (!ip.alreadyHeld() || needsRearm(holderOfAddress(ip.address()),
           request.holder()))) {
         return null;
       }
@@ -417,7 +423,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null || !pool.isAllocated(address)) {
       return CompletableFuture.completedFuture(false);
     }
-    Held current = addressHolders.get(address);
+    Held current = holderOfAddress(address);
     if (holder != null && current != null && !current.holder().isSameObject(holder)) {
       return CompletableFuture.completedFuture(false);
     }
@@ -467,7 +473,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
           return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
         }
         ServiceIpPool pool = pools.get(address.family());
-        Held held = addressHolders.get(address);
+        Held held = holderOfAddress(address);
         if (pool == null || !pool.isAllocated(address) || !Objects.equals(held == null ? null : held.holder(), recorded)) {
           return CompletableFuture.completedFuture(false);
         }
@@ -559,7 +565,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     for (ServiceIpPool pool : pools.values()) {
       for (String name : pool.ranges().keySet()) {
         pool.forEachTaken(name, address -> {
-          Held held = addressHolders.get(address);
+          Held held = holderOfAddress(address);
           all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
               held == null ? 0 : held.since()));
         });
@@ -633,7 +639,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
           Collections.sort(taken);  // a bitmap lists them in order already
         }
         List<RangeState.Entry> entries = new ArrayList<>(taken.size());
-        taken.forEach(address -> entries.add(entry(address.toString(), addressHolders.get(address))));
+        taken.forEach(address -> entries.add(entry(address.toString(), holderOfAddress(address))));
         yield new RangeState(key, range.cidr().toString(), bitmap ? RangeState.RANGE_ALLOCATION : RangeState.SPARSE,
             range.staticBandSize(), pool.snapshot(key.name()), entries);
       }
@@ -689,9 +695,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
       return;
     }
     pool.clear();
-    addressHolders.keySet().removeIf(a -> a.family() == family);
-    addressesByHolder.values().forEach(byFamily -> byFamily.remove(family));
-    addressesByHolder.values().removeIf(Map::isEmpty);
+    addressHolders.get(family).clear();
+    addressesByHolder.get(family).clear();
     for (RangeState state : states) {
       String name = state.key().name();
       if (!pool.ranges().containsKey(name)) {
@@ -796,7 +801,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(addressHolders.get(address)).map(Held::holder);
+    return Optional.ofNullable(holderOfAddress(address)).map(Held::holder);
   }
 
   @Override
@@ -837,7 +842,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       for (Map.Entry<String, Cidr> range : pool.ranges().entrySet()) {
         ServiceIpRange ipRange = pool.range(range.getKey());
         List<RangeView.HeldValue> holders = pool.takenInStaticBand(range.getKey()).stream()
-            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(addressHolders.get(a)))).toList();
+            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(holderOfAddress(a)))).toList();
         RangeUsage usage = pool.usage().stream().filter(u -> u.range().equals(range.getValue().toString()))
             .findFirst().orElseThrow();
         views.add(new RangeView(RangeView.Kind.SERVICE_IPS, range.getKey(), range.getValue().toString(),
@@ -865,28 +870,21 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private void hold(IpAddress address, Held held) {
-    addressHolders.put(address, held);
+    addressHolders.get(address.family()).put(address, held);
     if (held.holder().isNamed()) {
-      addressesByHolder.computeIfAbsent(key(held.holder()), k -> new EnumMap<>(IpFamily.class))
-          .put(address.family(), address);
+      addressesByHolder.get(address.family()).put(key(held.holder()), address);
     }
   }
 
   private void freeIp(IpAddress address) {
     markChanged(address);
     pools.get(address.family()).release(address);
-    forgetHolder(address, addressHolders.remove(address));
+    forgetHolder(address, addressHolders.get(address.family()).remove(address));
   }
 
   private void forgetHolder(IpAddress address, Held held) {
     if (held != null && held.holder().isNamed()) {
-      Map<IpFamily, IpAddress> byFamily = addressesByHolder.get(key(held.holder()));
-      if (byFamily != null && address.equals(byFamily.get(address.family()))) {
-        byFamily.remove(address.family());
-        if (byFamily.isEmpty()) {
-          addressesByHolder.remove(key(held.holder()));
-        }
-      }
+      addressesByHolder.get(address.family()).remove(key(held.holder()), address);
     }
   }
 
@@ -938,7 +936,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
         .reduce((a, b) -> a + ", " + b).orElse("none");
   }
 
-  private static String key(Holder holder) {
-    return holder.kind() + "/" + holder.namespace() + "/" + holder.name();
+  private Held holderOfAddress(IpAddress address) {
+    return addressHolders.get(address.family()).get(address);
+  }
+
+  /** An object by kind, namespace and name (its uid aside): the same object across a re-create. */
+  private record ObjectKey(String kind, String namespace, String name) {
+  }
+
+  private static ObjectKey key(Holder holder) {
+    return new ObjectKey(holder.kind(), holder.namespace(), holder.name());
   }
 }

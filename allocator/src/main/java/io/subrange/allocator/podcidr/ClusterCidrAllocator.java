@@ -282,22 +282,31 @@ public final class ClusterCidrAllocator {
     return List.copyOf(all);
   }
 
-  /** After freeing {@code freed} in an entry's set, marks again what must stay occupied there. */
+  /**
+   * After freeing {@code freed} in an entry's set, marks again what must stay occupied there.
+   * Freeing works on whole blocks, so a range smaller than a block frees its whole block: what
+   * overlaps any freed block is marked again, not only what overlaps {@code freed} itself.
+   */
   private void reoccupyHeldAndReserved(Entry entry, CidrSet set, Cidr freed) {
+    long[] freedBlocks = set.indexRange(freed);
     for (Cidr other : reserved.get(set.family())) {
-      if (other.overlaps(freed)) {
-        set.occupy(other);
+      if (other.overlaps(set.clusterCidr())) {
+        long[] blocks = set.indexRange(other);
+        if (blocks[0] <= freedBlocks[1] && blocks[1] >= freedBlocks[0]) {
+          set.occupy(other);
+        }
       }
     }
+    IpAddress first = set.blockAt(freedBlocks[0]).network();
+    IpAddress last = Blocks.lastAddress(set.blockAt(freedBlocks[1]));
     TreeMap<IpAddress, HeldBlock> held = heldBlocks.get(set.family());
-    IpAddress from = held.floorKey(freed.network());
-    var candidates = held.subMap(from == null ? freed.network() : from, true, Blocks.lastAddress(freed), true);
-    for (HeldBlock block : candidates.values()) {
-      if (block.entry() == entry && block.block().overlaps(freed)) {
+    for (HeldBlock block : held.subMap(first, true, last, true).values()) {
+      if (block.entry() == entry) {
         set.occupy(block.block());
       }
     }
   }
+
 
   // ---- nodes -----------------------------------------------------------------------------
 
@@ -364,6 +373,16 @@ public final class ClusterCidrAllocator {
    */
   public synchronized PodCidrAllocation occupy(Node node, List<Cidr> podCidrs) {
     return occupy(node, podCidrs, entries.values(), false);
+  }
+
+  /**
+   * As {@link #occupy(Node, List)}, for pod CIDRs a node in the cluster already has: blocks
+   * inside a reserved range are accepted (the node has them whatever is decided now, and the
+   * reservation still keeps them from anyone else once the node lets them go). Blocks another
+   * node holds are still refused.
+   */
+  public synchronized PodCidrAllocation occupyExisting(Node node, List<Cidr> podCidrs) {
+    return occupy(node, podCidrs, entries.values(), true);
   }
 
   /**
@@ -566,7 +585,6 @@ public final class ClusterCidrAllocator {
     return true;
   }
 
-  /** Why the blocks cannot be recorded in this entry, or null when they can. */
   /** Why the blocks cannot be the node's: held by another node, or (when asked) occupied otherwise. */
   private String collision(Entry entry, String nodeName, Map<IpFamily, Cidr> blocks, boolean occupiedCounts) {
     for (Map.Entry<IpFamily, Cidr> e : blocks.entrySet()) {

@@ -49,6 +49,16 @@ public interface AllocationStore {
   CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset, boolean dryRun);
 
   /**
+   * Records the pod CIDRs a Node in the cluster already carries (the reconciler, for a node the
+   * store has no record of): as a preset, except that blocks inside a reserved Service range are
+   * accepted, since the node has them whatever subrange decides now. Blocks another node holds
+   * are still refused.
+   *
+   * @return the blocks, or a future failed with {@link PodCidrUnavailableException}
+   */
+  CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> podCidrs);
+
+  /**
    * Frees a ClusterIP, but only from {@code holder} (the same object) when one is given: the
    * reconciler releases what a deleted or updated object gave up, never what another object has
    * taken since. Completes with whether it was freed, once that is durable.

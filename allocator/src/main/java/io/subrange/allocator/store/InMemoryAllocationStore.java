@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
 
@@ -388,18 +389,30 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
       boolean dryRun) {
+    return podCidrsFor(node, dryRun, () -> {
+      if (preset.isEmpty()) {
+        return dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
+      }
+      boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
+      PodCidrAllocation allocation = podCidrs.occupy(node, preset);
+      if (dryRun && !heldBefore) {
+        podCidrs.release(node.name());  // dry runs keep nothing
+      }
+      return allocation;
+    });
+  }
+
+  @Override
+  public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> carried) {
+    return podCidrsFor(node, false, () -> podCidrs.occupyExisting(node, carried));
+  }
+
+  private CompletableFuture<PodCidrAllocation> podCidrsFor(Node node, boolean dryRun,
+      Supplier<PodCidrAllocation> action) {
     try {
       requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
-      PodCidrAllocation allocation;
-      if (preset.isEmpty()) {
-        allocation = dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
-      } else {
-        allocation = podCidrs.occupy(node, preset);
-        if (dryRun && !heldBefore) {
-          podCidrs.release(node.name());  // dry runs keep nothing
-        }
-      }
+      PodCidrAllocation allocation = action.get();
       if (!dryRun && !heldBefore) {
         nodesSince.put(node.name(), now());
         changed.add(RangeKey.podCidrs(allocation.clusterCidr()));

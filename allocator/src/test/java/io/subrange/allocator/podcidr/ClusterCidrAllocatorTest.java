@@ -303,6 +303,37 @@ class ClusterCidrAllocatorTest {
     assertThatThrownBy(() -> allocator.allocate(node("n3"))).isInstanceOf(PodCidrAllocationException.class);
   }
 
+  @Test
+  void twoReservedRangesInOneBlockEachKeepItWhenTheOtherGoes() {
+    allocator.add(ClusterCidr.ipv4("pods", null, 4, "10.0.0.0/27"));  // two /28 blocks
+    allocator.reserve(cidr("10.0.0.0/30"));
+    allocator.reserve(cidr("10.0.0.4/30"));
+    assertThat(allocator.unreserve(cidr("10.0.0.4/30"))).isTrue();  // frees its whole block, then marks 10.0.0.0/30 again
+
+    assertThat(allocator.allocate(node("n1")).podCidrs()).containsExactly(cidr("10.0.0.16/28"));
+    assertThatThrownBy(() -> allocator.allocate(node("n2"))).as("10.0.0.0/28 still holds 10.0.0.0/30")
+        .isInstanceOf(PodCidrAllocationException.class);
+    allocator.unreserve(cidr("10.0.0.0/30"));
+    assertThat(allocator.allocate(node("n2")).podCidrs()).containsExactly(cidr("10.0.0.0/28"));
+  }
+
+  @Test
+  void aNodeThatAlreadyHasABlockInAReservedRangeIsRecordedButNoneIsGivenOne() {
+    allocator.add(ClusterCidr.ipv4("pods", null, 4, "10.0.0.0/27"));
+    allocator.reserve(cidr("10.0.0.0/28"));
+    assertThatThrownBy(() -> allocator.occupy(node("new"), List.of(cidr("10.0.0.0/28"))))
+        .as("asked for by a new node").hasMessageContaining("overlaps the reserved range 10.0.0.0/28");
+    assertThat(allocator.occupyExisting(node("old"), List.of(cidr("10.0.0.0/28"))).podCidrs())
+        .as("carried by a node in the cluster").containsExactly(cidr("10.0.0.0/28"));
+    assertThatThrownBy(() -> allocator.occupyExisting(node("twin"), List.of(cidr("10.0.0.0/28"))))
+        .as("but never for two nodes").hasMessageContaining("is already allocated to node old");
+
+    allocator.release("old");
+    allocator.allocate(node("n1"));  // 10.0.0.16/28
+    assertThatThrownBy(() -> allocator.allocate(node("n2"))).as("released, the block is the reserved range's again")
+        .isInstanceOf(PodCidrAllocationException.class);
+  }
+
   // ---- existing nodes ------------------------------------------------------------------------
 
   @Test

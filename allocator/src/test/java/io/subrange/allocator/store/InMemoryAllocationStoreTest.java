@@ -252,7 +252,13 @@ class InMemoryAllocationStoreTest {
     assertThat(cluster.restore(RangeKey.Kind.POD_CIDRS, null, List.of(withOld))).isEmpty();
     assertThat(cluster.allocations()).extracting(Allocation::value).contains("10.96.0.0/20", "10.96.16.0/20");
 
+    assertThat(cluster.recordPodCidrs(Node.named("old"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
+        .as("the reconciler recording what the node carries: unchanged").containsExactly(Cidr.parse("10.96.0.0/20"));
     cluster.releasePodCidrs("old").join();
+    assertThat(cluster.recordPodCidrs(Node.named("older"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
+        .as("a node the store never saw, carrying a block in the Service range").containsExactly(
+            Cidr.parse("10.96.0.0/20"));
+    cluster.releasePodCidrs("older").join();
     assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join())
         .as("freed by its node, the block is still the Service range's").hasCauseInstanceOf(
             PodCidrUnavailableException.class);

@@ -66,7 +66,7 @@ public class NodeValidator implements Validator<Node> {
                 // The node had these blocks before this request (set before subrange saw it):
                 // refusing the update would not undo that, only stop the node's other changes.
                 return List.of("subrange: " + unavailable.getMessage() + "; the node had these pod CIDRs before"
-                    + " this update, so it is allowed, but they are not recorded for it");
+                    + " this update, so the update is allowed and the conflict is left as it was");
               }
               throw AdmissionDenied.conflict("spec.podCIDRs: " + unavailable.getMessage());
             }

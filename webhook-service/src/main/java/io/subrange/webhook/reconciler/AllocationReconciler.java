@@ -151,7 +151,7 @@ public final class AllocationReconciler {
         for (Node node : sorted(cluster.nodes())) {
           List<Cidr> blocks = Carried.podCidrs(node);
           if (!blocks.isEmpty()) {
-            scratch.reservePodCidrs(podCidrNode(node), blocks, false).exceptionally(e -> null).join();
+            scratch.recordPodCidrs(podCidrNode(node), blocks).exceptionally(e -> null).join();
           }
         }
       }
@@ -299,7 +299,7 @@ public final class AllocationReconciler {
       if (blocks.isEmpty() || held.containsKey(node.getMetadata().getName())) {
         continue;
       }
-      repairs.add(store.reservePodCidrs(podCidrNode(node), blocks, false).handle((allocation, failure) -> {
+      repairs.add(store.recordPodCidrs(podCidrNode(node), blocks).handle((allocation, failure) -> {
         if (failure == null) {
           reportOnce(node, "CIDRNotAllocated", "Pod CIDRs " + blocks + " were not allocated; repairing");
           metrics.repair("podcidr", "not_allocated");

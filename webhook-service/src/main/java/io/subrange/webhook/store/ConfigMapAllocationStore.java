@@ -218,6 +218,12 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
+  public CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> podCidrs) {
+    return submit("the pod CIDRs of node " + node.name(), holderKey(Holder.node(node.name())),
+        e -> e.recordPodCidrs(node, podCidrs));
+  }
+
+  @Override
   public CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
     return submit("the release of " + address, null, e -> e.releaseIp(address, holder));
   }

@@ -151,6 +151,8 @@ class StoreFaultsIT {
           Map.of("webhook", "mutate", "kind", "Service", "le", WEBHOOK_TIMEOUT_BUCKET));
       assertThat(inTime).as("replica on port %d: Service admissions answered within the webhook timeout",
           replica.port()).isEqualTo(count);
+      assertThat(replica.metric("subrange_admission_requests_total", Map.of("result", "abandoned")))
+          .as("replica on port %d: admissions the API server gave up on before the answer", replica.port()).isZero();
       answered += count;
     }
     assertThat(answered).as("the replicas answered every create at least once").isGreaterThanOrEqualTo(PER_PHASE * 7);

@@ -4,6 +4,7 @@ import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AdmissionMetrics;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,16 +95,28 @@ public class AdmissionEndpoint {
     }
     String kind = call.kind().kind();
     String operation = call.operation().name();
+    AtomicBoolean answered = new AtomicBoolean();
     return Mono.defer(() -> Mono.fromFuture(admission.apply(call)))
         .map(outcome -> {
+          answered.set(true);
           metrics.record(webhook, kind, operation, outcome.result(), System.nanoTime() - started);
           log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, operation, kind, call.namespace(), call.name(),
               call.uid(), call.dryRun(), outcome.result());
           return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body((Object) outcome.review());
         })
         .onErrorResume(MalformedAdmissionReviewException.class, e -> {
+          answered.set(true);
           metrics.record(webhook, kind, operation, "invalid", System.nanoTime() - started);
           return Mono.just(badRequest(e.getMessage()));
+        })
+        .doOnCancel(() -> {
+          // The caller went away first: the API server gave up at the webhook's timeoutSeconds
+          // (or the connection broke). Counted, so a budget too close to the timeout shows.
+          if (answered.compareAndSet(false, true)) {
+            metrics.record(webhook, kind, operation, "abandoned", System.nanoTime() - started);
+            log.info("{} {} {} {}/{} uid={}: the caller gave up after {} ms, before the answer", webhook, operation,
+                kind, call.namespace(), call.name(), call.uid(), (System.nanoTime() - started) / 1_000_000);
+          }
         });
   }
 

@@ -8,7 +8,9 @@ import org.springframework.stereotype.Component;
 /**
  * {@code subrange_admission_requests_total{webhook,kind,operation,result}} and
  * {@code subrange_admission_duration_seconds{webhook,kind,operation,result}}, where webhook is
- * mutate or validate and result is allowed, patched, denied, invalid (HTTP 400) or error.
+ * mutate or validate and result is allowed, patched, denied, invalid (HTTP 400), error, or
+ * abandoned (the caller, usually the API server at the webhook's timeout, went away before the
+ * answer).
  */
 @Component
 public class AdmissionMetrics {

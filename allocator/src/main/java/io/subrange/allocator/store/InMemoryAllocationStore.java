@@ -32,7 +32,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
 
@@ -389,11 +389,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
       boolean dryRun) {
-    return podCidrsFor(node, dryRun, () -> {
+    return podCidrsFor(node, dryRun, heldBefore -> {
       if (preset.isEmpty()) {
         return dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
       }
-      boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
       PodCidrAllocation allocation = podCidrs.occupy(node, preset);
       if (dryRun && !heldBefore) {
         podCidrs.release(node.name());  // dry runs keep nothing
@@ -404,15 +403,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> carried) {
-    return podCidrsFor(node, false, () -> podCidrs.occupyExisting(node, carried));
+    return podCidrsFor(node, false, heldBefore -> podCidrs.occupyExisting(node, carried));
   }
 
   private CompletableFuture<PodCidrAllocation> podCidrsFor(Node node, boolean dryRun,
-      Supplier<PodCidrAllocation> action) {
+      Function<Boolean, PodCidrAllocation> action) {
     try {
       requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
-      PodCidrAllocation allocation = action.get();
+      PodCidrAllocation allocation = action.apply(heldBefore);
       if (!dryRun && !heldBefore) {
         nodesSince.put(node.name(), now());
         changed.add(RangeKey.podCidrs(allocation.clusterCidr()));
@@ -569,7 +568,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       case POD_CIDRS -> "ClusterCIDR " + key.name();
     };
     return new StoreUnavailableException("the allocation state of " + what + " is not loaded yet (subrange's"
-        + " reconciler rebuilds it from the cluster when it is missing); retry shortly");
+        + " reconciler rebuilds it from the cluster when it is missing), so nothing was allocated; retry shortly");
   }
 
   @Override

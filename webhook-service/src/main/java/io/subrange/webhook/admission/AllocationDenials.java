@@ -29,9 +29,7 @@ public final class AllocationDenials {
       return AdmissionDenied.conflict(message);
     }
     if (e instanceof StoreUnavailableException) {
-      // The store's own messages already say what to do; others get the advice here, once.
-      return AdmissionDenied.unavailable(message.contains("retry shortly") ? message
-          : message + "; nothing was allocated, retry shortly");
+      return AdmissionDenied.unavailable(message);  // the store's message already says to retry
     }
     throw new IllegalStateException("unhandled allocation refusal " + e.getClass().getName(), e);
   }

@@ -1,8 +1,6 @@
 package io.subrange.webhook.config;
 
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.band.AnchoredRandom;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
@@ -50,7 +48,7 @@ class StoreConfiguration {
         // Each replica allocates around its own anchor, so replicas mostly write different shards.
         AnchoredRandom anchor = new AnchoredRandom();
         InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), anchor);
-        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, storeClient(client, budget),
+        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry));
         store.start(properties.kubernetes().startupTimeout());
         yield store;
@@ -76,18 +74,5 @@ class StoreConfiguration {
   /** Most of the admission timeout: the store answers 503 itself, before the admission layer gives up. */
   static Duration commitBudget(SubrangeProperties properties) {
     return properties.admission().timeout().multipliedBy(4).dividedBy(5);
-  }
-
-  /**
-   * The store's own client: no retries inside the client (the committer retries, and a retried
-   * write must use a new resourceVersion), and requests that give up in time to try again.
-   */
-  private static KubernetesClient storeClient(KubernetesClient shared, Duration budget) {
-    int timeout = (int) Math.max(500, budget.toMillis() / 2);
-    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(shared.getConfiguration())
-        .withRequestRetryBackoffLimit(0)
-        .withRequestTimeout(timeout)
-        .withConnectionTimeout(timeout)
-        .build()).build();
   }
 }

@@ -38,17 +38,12 @@ public class NodeValidator implements Validator<Node> {
   @Override
   public CompletableFuture<List<String>> validate(AdmissionContext<Node> context) {
     Node node = context.object();
-    boolean setBefore = false;
-    if (context.oldObject() != null) {
-      List<String> stored = NodePodCidrs.carried(context.oldObject());
-      List<String> carried = NodePodCidrs.carried(node);
-      if (!stored.isEmpty() && !stored.equals(carried)) {
-        throw AdmissionDenied.invalid("spec.podCIDRs: field is immutable once set: it is " + stored
-            + " and cannot become " + carried);
-      }
-      setBefore = !stored.isEmpty();
+    List<String> stored = context.oldObject() == null ? List.of() : NodePodCidrs.carried(context.oldObject());
+    if (!stored.isEmpty() && !stored.equals(NodePodCidrs.carried(node))) {
+      throw AdmissionDenied.invalid("spec.podCIDRs: field is immutable once set: it is " + stored
+          + " and cannot become " + NodePodCidrs.carried(node));
     }
-    boolean keptFromBefore = setBefore;
+    boolean keptFromBefore = !stored.isEmpty();  // and unchanged, as just checked
     List<Cidr> carried = NodePodCidrs.parse(NodePodCidrs.carried(node));
     if (carried.isEmpty()) {
       return CompletableFuture.completedFuture(List.of());

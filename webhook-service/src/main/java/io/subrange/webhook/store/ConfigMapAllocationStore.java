@@ -1,7 +1,9 @@
 package io.subrange.webhook.store;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.subrange.allocator.band.AnchoredRandom;
@@ -61,8 +63,8 @@ import org.slf4j.LoggerFactory;
  * another replica wrote first) or fails (5xx, timeout, cut connection: it may or may not have
  * landed), the committer waits a short, jittered, growing pause, reloads the stored state,
  * applies the requests not yet durable again (the same object gets back what it already holds)
- * and writes on what it has just read, until each request's budget runs out; then it answers 503 and has granted
- * nothing. Requests whose ranges were written in full are answered at once, even when others
+ * and writes on what it has just read, until each request's budget runs out; then it answers
+ * 503 and has granted nothing. Requests whose ranges were written in full are answered at once, even when others
  * in the same commit must retry (a failed shard holds back every request in its range).
  *
  * <p>Only the committer changes the engine's picture of stored state, and it writes each shard
@@ -104,7 +106,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   /**
    * @param client a client of the store's own, closed with it, that does not retry by itself (the
-   *     committer retries, within budget)
+   *     committer retries, within budget) and gives up on a request within
+   *     {@link #requestTimeout} (see {@link #clientFor})
    * @param namespace where the ConfigMaps live (subrange's own namespace)
    * @param budget how long a request may wait for its write before it is answered 503; keep it
    *     below the admission timeout
@@ -130,6 +133,29 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     engine.requireLoadedState();
     this.writers = Executors.newFixedThreadPool(WRITERS, daemon("subrange-store-writer"));
     this.committer = daemon("subrange-store-committer").newThread(this::commitLoop);
+  }
+
+  /**
+   * How long one ConfigMap request may take: a quarter of the budget, at least 250 ms. A request
+   * gets no new attempt once less than this is left of its budget, so an answer (stored, or 503)
+   * never comes later than the budget, however slow the API server is.
+   */
+  public static Duration requestTimeout(Duration budget) {
+    return Duration.ofMillis(Math.max(250, budget.toMillis() / 4));
+  }
+
+  /**
+   * The store's own client made from the shared one: no retries inside the client (the committer
+   * retries, and a retried write must use a new resourceVersion), and requests that give up
+   * within {@link #requestTimeout}.
+   */
+  public static KubernetesClient clientFor(KubernetesClient shared, Duration budget) {
+    int timeout = (int) requestTimeout(budget).toMillis();
+    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(shared.getConfiguration())
+        .withRequestRetryBackoffLimit(0)
+        .withRequestTimeout(timeout)
+        .withConnectionTimeout(timeout)
+        .build()).build();
   }
 
   /**
@@ -168,7 +194,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       Thread.currentThread().interrupt();
     }
     for (Task task : queue) {
-      task.fail(new StoreUnavailableException("subrange is shutting down; retry"));
+      task.fail(new StoreUnavailableException("subrange is shutting down, so nothing was allocated; retry shortly"));
     }
     writers.shutdownNow();
     if (informer != null) {
@@ -247,7 +273,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       Function<InMemoryAllocationStore, CompletableFuture<T>> action) {
     Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime(), metrics);
     if (!running) {
-      mutation.fail(new StoreUnavailableException("subrange's store is not running; retry shortly"));
+      mutation.fail(new StoreUnavailableException("subrange's store is not running, so nothing was allocated; retry shortly"));
     } else {
       queue.add(mutation);
     }
@@ -525,7 +551,6 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       if (pending.isEmpty()) {
         break;
       }
-      long attemptStarted = System.nanoTime();
       Map<RangeKey, RangeState> states = new LinkedHashMap<>();
       synchronized (engine) {
         engine.drainChanged();
@@ -546,7 +571,6 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
           }
         }
       }
-      long applied = System.nanoTime();
       Set<RangeKey> failed = new HashSet<>();
       Set<String> reread = new HashSet<>();
       boolean lostToAnother = false;
@@ -565,14 +589,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
           }
         }
       }
-      long encoded = System.nanoTime();
-      List<ShardWrite> done = runAll(writes);
-      if (log.isTraceEnabled()) {
-        log.trace("commit attempt {}: {} requests, apply {} us, encode {} us, {} writes {} us", attempt, pending.size(),
-            (applied - attemptStarted) / 1000, (encoded - applied) / 1000, writes.size(),
-            (System.nanoTime() - encoded) / 1000);
-      }
-      for (ShardWrite write : done) {
+      for (ShardWrite write : runAll(writes)) {
         if (write.written != null) {
           writesDone++;
           shards.written(write.written);
@@ -604,7 +621,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       for (Mutation<?> mutation : stored) {
         requests++;
         writesAlone += mutation.keys.size();
-        mutation.succeed(metrics);
+        mutation.succeed();
       }
       if (pending.isEmpty()) {
         break;
@@ -642,12 +659,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     }
   }
 
-  /** Answers 503 for requests whose budget is spent; they were not granted (their changes are not stored). */
+  /**
+   * Answers 503 for requests with too little budget left for another write (one may take up to
+   * {@link #requestTimeout}); they were not granted (their changes are not stored).
+   */
   private void expire(List<Mutation<?>> pending, String trouble, int attempts) {
+    long lastStart = budget.minus(requestTimeout(budget)).toNanos();
     long now = System.nanoTime();
     for (Iterator<Mutation<?>> it = pending.iterator(); it.hasNext();) {
       Mutation<?> mutation = it.next();
-      if (now - mutation.arrived > budget.toNanos()) {
+      if (now - mutation.arrived > lastStart) {
         mutation.fail(new StoreUnavailableException("subrange could not store " + mutation.what + " within "
             + budget.toMillis() + " ms (" + attempts + " attempts; last: " + trouble + "), so nothing was allocated;"
             + " retry shortly"));
@@ -659,8 +680,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   private void pause(int attempt, List<Mutation<?>> pending) throws InterruptedException {
     long cap = Math.min(MAX_BACKOFF_MILLIS, FIRST_BACKOFF_MILLIS << Math.min(attempt, 10));
     long sleep = ThreadLocalRandom.current().nextLong(cap / 2, cap + 1);
-    long earliestDeadline = pending.stream().mapToLong(m -> m.arrived + budget.toNanos()).min().orElse(0);
-    long left = TimeUnit.NANOSECONDS.toMillis(earliestDeadline - System.nanoTime());
+    long lastStart = budget.minus(requestTimeout(budget)).toNanos();
+    long earliestLastStart = pending.stream().mapToLong(m -> m.arrived + lastStart).min().orElse(0);
+    long left = TimeUnit.NANOSECONDS.toMillis(earliestLastStart - System.nanoTime());
     Thread.sleep(Math.max(0, Math.min(sleep, left)));
   }
 
@@ -758,7 +780,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       }
     }
 
-    void succeed(StoreMetrics metrics) {
+    void succeed() {
       metrics.answered(Duration.ofNanos(System.nanoTime() - arrived));
       result.complete(value);
     }

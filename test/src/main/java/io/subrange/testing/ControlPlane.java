@@ -202,7 +202,12 @@ public final class ControlPlane implements AutoCloseable {
   }
 
   public KubernetesClient client() {
-    return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+    return new KubernetesClientBuilder().withConfig(config()).build();
+  }
+
+  /** The admin configuration, for clients built otherwise (more concurrent requests, say). */
+  public Config config() {
+    return Config.fromKubeconfig(kubeconfigYaml());
   }
 
   /** Creates a namespace unless it exists. */

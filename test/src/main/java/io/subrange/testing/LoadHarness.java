@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The load harness (issue 5, evidence a, b, c and e at full size), one command:
@@ -74,11 +75,10 @@ public final class LoadHarness {
     RepoLayout repo = RepoLayout.locate();
     Path workDir = repo.root().resolve("test/target/load-replicas");
     try (ControlPlane plane = ControlPlane.start(repo, "10.96.0.0/16", ControlPlane.FEATURE_GATES, workDir)) {
-      ReplicatedCluster.Settings defaults = ReplicatedCluster.Settings.defaults();
-      ReplicatedCluster.Settings settings = new ReplicatedCluster.Settings(replicas, defaults.serviceCidrs(),
-          defaults.podCidrs(), grace, defaults.reconcilerInterval(), defaults.leaseDuration(), null);
+      ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withWebhooks(replicas)
+          .withOrphanGrace(grace);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings);
-           KubernetesClient load = ServiceLoad.concurrentClient(plane.client().getConfiguration(), clients)) {
+           KubernetesClient load = ServiceLoad.concurrentClient(plane.config(), clients)) {
         ControlPlane.ensureNamespace(load, "load");
         System.out.printf("== replicas: %d Services (half NodePort), %d clients, %d webhook replicas + 1 reconciler%s%n",
             services, clients, replicas, kill ? ", one replica killed halfway" : "");
@@ -106,7 +106,7 @@ public final class LoadHarness {
         System.out.printf("   values without an owner: %d after the load, %d after %d/%d creates the API server refused"
             + " after subrange allocated%n", orphansAfterLoad, orphans, refused, REFUSED);
         Duration limit = grace.plusSeconds(30);
-        boolean reclaimed = awaitCondition(Duration.between(Instant.now(), lastOrphaned.plus(limit)),
+        boolean reclaimed = Processes.pollUntil(Duration.between(Instant.now(), lastOrphaned.plus(limit)), 500,
             () -> ServiceValues.orphans(cluster.stored(), load).isEmpty());
         ok &= check(String.format("all %d freed within grace + 30 s (%d s): %s", orphans, limit.toSeconds(),
             reclaimed ? "after " + Duration.between(lastOrphaned, Instant.now()).toSeconds() + " s" : "not all"),
@@ -115,9 +115,9 @@ public final class LoadHarness {
         printStoreMetrics(cluster);
         System.out.printf("   load ended %s; deleting everything%n", loadEnded);
         ServiceLoad.deleteAll(load, "load", "svc", clients);
-        boolean zero = awaitCondition(Duration.ofSeconds(120), () -> {
+        boolean zero = Processes.pollUntil(Duration.ofSeconds(120), 500, () -> {
           StoredAllocations stored = cluster.stored();
-          return stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(java.util.Set.of("10.96.0.1"));
+          return stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(Set.of("10.96.0.1"));
         });
         ok &= check("after deleting everything every count is back to 0 (only the API server's own Service)", zero);
         return ok;
@@ -137,7 +137,7 @@ public final class LoadHarness {
     RepoLayout repo = RepoLayout.locate();
     Path workDir = repo.root().resolve("test/target/load-overhead");
     try (ControlPlane plane = ControlPlane.start(repo, "10.96.0.0/16", ControlPlane.FEATURE_GATES, workDir)) {
-      Config config = plane.client().getConfiguration();
+      Config config = plane.config();
       Map<Integer, ServiceLoad.Report> without = new LinkedHashMap<>();
       Map<Integer, ServiceLoad.Report> with = new LinkedHashMap<>();
       System.out.printf("== overhead: %d Services (half NodePort) per run, clients %s%n", services, clientCounts);
@@ -198,22 +198,6 @@ public final class LoadHarness {
     double commits = cluster.webhookMetric("subrange_store_commits_total", Map.of());
     System.out.printf("   store (live replicas): %.0f requests stored in %.0f commits, %.0f ConfigMap writes, %.0f writes"
             + " saved by group commit, %.0f conflicts%n", committed, commits, written, saved, conflicts);
-  }
-
-  private static boolean awaitCondition(Duration limit, java.util.function.BooleanSupplier condition) {
-    Instant deadline = Instant.now().plus(limit);
-    while (Instant.now().isBefore(deadline)) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      try {
-        Thread.sleep(500);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
-    return condition.getAsBoolean();
   }
 
   private static boolean check(String what, boolean passed) {

@@ -6,10 +6,13 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
-/** Small helpers for the processes the harness runs. */
+/** Small helpers for the processes the harness runs, and for waiting on them. */
 public final class Processes {
 
   private Processes() {
@@ -17,6 +20,33 @@ public final class Processes {
 
   /** What a finished command printed, and how it exited. */
   public record Result(int exitCode, String stdout, String stderr) {
+  }
+
+  /** Sleeps; an interrupt fails the caller (and stays set). */
+  public static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Asks {@code condition} every {@code pollMillis} until it holds or {@code limit} has passed
+   * (it is asked once more then); true when it held.
+   */
+  public static boolean pollUntil(Duration limit, long pollMillis, BooleanSupplier condition) {
+    Instant deadline = Instant.now().plus(limit);
+    while (true) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      if (!Instant.now().isBefore(deadline)) {
+        return false;
+      }
+      sleep(pollMillis);
+    }
   }
 
   /** Runs a command to completion and returns its exit code and output. */

@@ -61,6 +61,11 @@ public final class ReplicatedCluster implements AutoCloseable {
           Duration.ofSeconds(6), webhookKubeconfig);
     }
 
+    public Settings withOrphanGrace(Duration grace) {
+      return new Settings(webhooks, serviceCidrs, podCidrs, grace, reconcilerInterval, leaseDuration,
+          webhookKubeconfig);
+    }
+
     public Settings withWebhookKubeconfig(Path kubeconfig) {
       return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
           kubeconfig);

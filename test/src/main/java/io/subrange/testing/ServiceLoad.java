@@ -111,23 +111,21 @@ public final class ServiceLoad {
         }
       }));
     }
-    for (Future<?> worker : workers) {
-      try {
-        worker.get();
-      } catch (Exception e) {
-        throw new IllegalStateException("a load client failed", e);
-      }
-    }
-    pool.shutdown();
+    awaitAll(pool, workers, "a load client failed");
     return new Report(clients, Duration.ofNanos(System.nanoTime() - started), List.copyOf(outcomes));
   }
 
-  private static Outcome createOne(KubernetesClient client, String namespace, String name, boolean nodePort) {
-    Service service = new ServiceBuilder()
+  /** The Service the load creates: one port, NodePort or ClusterIP. */
+  private static Service service(String namespace, String name, boolean nodePort) {
+    return new ServiceBuilder()
         .withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
         .withNewSpec().withType(nodePort ? "NodePort" : "ClusterIP")
         .addNewPort().withName("http").withPort(80).endPort()
         .endSpec().build();
+  }
+
+  private static Outcome createOne(KubernetesClient client, String namespace, String name, boolean nodePort) {
+    Service service = service(namespace, name, nodePort);
     String error = null;
     long nanos = 0;
     int attempt = 1;
@@ -145,7 +143,7 @@ public final class ServiceLoad {
         if (!unreachableWebhook(error)) {
           break;
         }
-        sleep(200L * attempt);
+        Processes.sleep(200L * attempt);
       }
     }
     return new Outcome(name, false, nanos, Math.min(attempt, 10), error);
@@ -163,12 +161,8 @@ public final class ServiceLoad {
       int count) {
     int refused = 0;
     for (int i = 0; i < count; i++) {
-      Service service = new ServiceBuilder()
-          .withNewMetadata().withName(prefix + "-" + i).withNamespace(namespace)
-          .addToLabels("subrange.io/load", "not a valid label value!").endMetadata()
-          .withNewSpec().withType(i % 2 == 1 ? "NodePort" : "ClusterIP")
-          .addNewPort().withName("http").withPort(80).endPort()
-          .endSpec().build();
+      Service service = service(namespace, prefix + "-" + i, i % 2 == 1);
+      service.getMetadata().setLabels(Map.of("subrange.io/load", "not a valid label value!"));
       try {
         client.services().inNamespace(namespace).resource(service).create();
       } catch (KubernetesClientException e) {
@@ -194,22 +188,19 @@ public final class ServiceLoad {
     for (String name : names) {
       deletions.add(pool.submit(() -> client.services().inNamespace(namespace).withName(name).delete()));
     }
-    for (Future<?> deletion : deletions) {
-      try {
-        deletion.get();
-      } catch (Exception e) {
-        throw new IllegalStateException("deleting Services failed", e);
-      }
-    }
-    pool.shutdown();
+    awaitAll(pool, deletions, "deleting Services failed");
   }
 
-  private static void sleep(long millis) {
+  /** Waits for every task; the pool is shut down whatever happens. */
+  private static void awaitAll(ExecutorService pool, List<Future<?>> tasks, String failure) {
     try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      for (Future<?> task : tasks) {
+        task.get();
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(failure, e);
+    } finally {
+      pool.shutdownNow();
     }
   }
 }

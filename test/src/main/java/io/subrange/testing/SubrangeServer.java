@@ -102,12 +102,10 @@ public final class SubrangeServer implements AutoCloseable {
     if (process.isAlive()) {
       throw new IllegalStateException("still running");
     }
-    SubrangeServer again = launch(repo, certificates, port, managementPort, environment, logFile);
-    again.awaitReady(Duration.ofSeconds(90));
-    return again;
+    return start(repo, certificates, port, managementPort, environment, logFile);
   }
 
-  /** Waits until {@code /readyz} answers 200 over TLS (or plain HTTP when TLS is off). */
+  /** Waits until {@code /readyz} answers 200 over TLS. */
   public SubrangeServer awaitReady(Duration timeout) {
     awaitReady(Instant.now().plus(timeout));
     startupTime = Duration.between(started, Instant.now());
@@ -134,8 +132,7 @@ public final class SubrangeServer implements AutoCloseable {
             + tail());
       }
       try {
-        HttpClient client = tls() ? tlsClient : plainClient;
-        if (client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+        if (tlsClient.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
           return;
         }
       } catch (IOException e) {
@@ -144,19 +141,15 @@ public final class SubrangeServer implements AutoCloseable {
         Thread.currentThread().interrupt();
         throw new IllegalStateException(e);
       }
-      sleep(200);
+      Processes.sleep(200);
     }
     Processes.stop(process, 5);
     throw new IllegalStateException("subrange was not ready in time:\n" + tail());
   }
 
-  /** https://127.0.0.1:port (http:// when started with SERVER_SSL_ENABLED=false) */
+  /** https://127.0.0.1:port */
   public String baseUrl() {
-    return (tls() ? "https://" : "http://") + "127.0.0.1:" + port;
-  }
-
-  private boolean tls() {
-    return !"false".equals(environment.get("SERVER_SSL_ENABLED"));
+    return "https://127.0.0.1:" + port;
   }
 
   public String mutateUrl() {
@@ -234,15 +227,6 @@ public final class SubrangeServer implements AutoCloseable {
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     } catch (IOException e) {
       return "(no log: " + e.getMessage() + ")";
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
     }
   }
 

@@ -17,10 +17,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.stream.Stream;
 
@@ -155,24 +155,14 @@ public final class WebhookRegistration {
   }
 
   /** Server-side dry-run Service creates (subrange keeps nothing for them) until {@code done}, for 60 s at most. */
-  private static boolean probeUntil(KubernetesClient client, java.util.function.BooleanSupplier done) {
+  private static boolean probeUntil(KubernetesClient client, BooleanSupplier done) {
     ControlPlane.ensureNamespace(client, PROBE_NAMESPACE);
-    Instant deadline = Instant.now().plus(Duration.ofSeconds(60));
-    while (Instant.now().isBefore(deadline)) {
+    return Processes.pollUntil(Duration.ofSeconds(60), 250, () -> {
       client.services().inNamespace(PROBE_NAMESPACE).resource(new ServiceBuilder()
               .withNewMetadata().withName("webhook-probe").endMetadata()
               .withNewSpec().addNewPort().withPort(80).endPort().endSpec().build())
           .dryRun().create();
-      if (done.getAsBoolean()) {
-        return true;
-      }
-      try {
-        Thread.sleep(250);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    }
-    return false;
+      return done.getAsBoolean();
+    });
   }
 }

@@ -2,8 +2,6 @@ package io.subrange.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.subrange.testing.ControlPlane;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.math.BigInteger;
 import java.net.InetAddress;
@@ -14,10 +12,6 @@ import java.util.function.Supplier;
 final class E2eSupport {
 
   private E2eSupport() {
-  }
-
-  static void namespace(KubernetesClient client, String name) {
-    ControlPlane.ensureNamespace(client, name);
   }
 
   /** Runs a request expected to fail and returns the API server's error (status code, message). */

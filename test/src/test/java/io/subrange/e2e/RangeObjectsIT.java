@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.subrange.testing.ControlPlane;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +59,7 @@ class RangeObjectsIT {
   void setUp(E2eCluster cluster) {
     this.cluster = cluster;
     this.client = cluster.client();
-    E2eSupport.namespace(client, NAMESPACE);
+    ControlPlane.ensureNamespace(client, NAMESPACE);
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.subrange.testing.ControlPlane;
 import io.subrange.testing.ReplicatedCluster;
 import io.subrange.testing.ServiceValues;
 import io.subrange.testing.StoredAllocations;
@@ -33,7 +34,7 @@ class ReconcilerRepairsIT {
   @Test
   void valuesGivenOutBehindSubrangesBackAreRecordedOrReported(ReplicatedCluster cluster) {
     KubernetesClient client = cluster.client();
-    E2eSupport.namespace(client, "repairs");
+    ControlPlane.ensureNamespace(client, "repairs");
     // Other tests' Services share this API server and subrange: take values neither holds.
     Set<String> taken = new HashSet<>();
     ServiceValues.byService(client).values().forEach(taken::addAll);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.subrange.testing.ControlPlane;
 import io.subrange.testing.SubrangeServer;
 import java.util.HashSet;
 import java.util.List;
@@ -49,7 +50,7 @@ class ServiceClusterIpIT {
     this.cluster = cluster;
     this.client = cluster.client();
     this.subrange = cluster.subrange();
-    E2eSupport.namespace(client, NAMESPACE);
+    ControlPlane.ensureNamespace(client, NAMESPACE);
     baseline = counters();
   }
 

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.ServicePortBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.subrange.testing.ControlPlane;
 import java.math.BigInteger;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,7 +40,7 @@ class ServiceSemanticsIT {
   void namespace(E2eCluster cluster) {
     this.cluster = cluster;
     this.client = cluster.client();
-    E2eSupport.namespace(client, NAMESPACE);
+    ControlPlane.ensureNamespace(client, NAMESPACE);
   }
 
   // ---- dual-stack ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.subrange.testing.ControlPlane;
 import io.subrange.testing.WebhookRegistration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,7 @@ class ValidatingWithoutMutationIT {
   @Test
   void theValidatingWebhookGuardsAndRecordsWhatTheMutatingOneNeverSaw(E2eCluster cluster) throws Exception {
     KubernetesClient client = cluster.client();
-    E2eSupport.namespace(client, NAMESPACE);
+    ControlPlane.ensureNamespace(client, NAMESPACE);
     client.nodes().resource(node("v-holder", "10.244.240.0/24", "fd00:244::f000/120")).create();
     Map<String, String> mutations = Map.of("webhook", "mutate");
     Service unseen;

@@ -67,7 +67,7 @@ class IpAddressTest {
     assertThat(IpAddress.parse("8000::")).isGreaterThan(IpAddress.parse("7fff::"));
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void theQuickPathForCanonicalIpv4AgreesWithTheLibraryParser() throws Exception {
     SplittableRandom random = new SplittableRandom(7);
     for (int n = 0; n < 20_000; n++) {

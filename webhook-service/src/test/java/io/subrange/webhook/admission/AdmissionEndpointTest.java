@@ -13,6 +13,7 @@ import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -188,7 +189,7 @@ class AdmissionEndpointTest {
 
   @Test
   void aNodeThatCannotGetPodCidrsIsAdmittedWithAWarning() {
-    JsonNode response = admit(review("CREATE", AdmissionReviews.node("lonely", java.util.Map.of()), false))
+    JsonNode response = admit(review("CREATE", AdmissionReviews.node("lonely", Map.of()), false))
         .path("response");
     assertThat(response.path("allowed").asBoolean()).isTrue();
     assertThat(response.has("patch")).isFalse();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -173,7 +174,7 @@ class AllocationReconcilerTest {
   }
 
   private Service service(String namespace, String name, String clusterIp, Integer nodePort) {
-    client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata()
+    client.namespaces().resource(new NamespaceBuilder().withNewMetadata()
         .withName(namespace).endMetadata().build()).createOr(c -> c.update());
     ServiceBuilder builder = new ServiceBuilder().withNewMetadata().withName(name).withNamespace(namespace)
         .endMetadata().withNewSpec().withType(nodePort == null ? "ClusterIP" : "NodePort")

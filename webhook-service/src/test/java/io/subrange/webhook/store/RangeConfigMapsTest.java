@@ -21,6 +21,7 @@ import io.subrange.allocator.store.ReservationRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -47,7 +48,7 @@ class RangeConfigMapsTest {
       RangeState state = store.export(V4);
       Map<Integer, ConfigMap> remembered = RangeConfigMaps.encode(state, "ns", memo);
       assertThat(remembered).as("round " + round).isEqualTo(RangeConfigMaps.encode(state, "ns"));
-      Map<String, ConfigMap> byName = new java.util.HashMap<>();
+      Map<String, ConfigMap> byName = new HashMap<>();
       remembered.values().forEach(c -> byName.put(c.getMetadata().getName(), c));
       RangeState back = RangeConfigMaps.decode(V4, byName::get, memo);
       assertThat(back.entries()).containsExactlyInAnyOrderElementsOf(state.entries());
@@ -61,7 +62,7 @@ class RangeConfigMapsTest {
         .findFirst().orElseThrow().getKey();
     ConfigMap other = RangeConfigMaps.encode(new RangeState(V4, state.range(), state.encoding(), state.staticBandSize(),
         state.allocation(), state.entries().subList(1, state.entries().size())), "ns").get(shardOfFirst);
-    Map<String, ConfigMap> byName = new java.util.HashMap<>();
+    Map<String, ConfigMap> byName = new HashMap<>();
     shards.values().forEach(c -> byName.put(c.getMetadata().getName(), c));
     byName.put(other.getMetadata().getName(), other);
     assertThat(RangeConfigMaps.decode(V4, byName::get, memo).entries()).doesNotContain(first)

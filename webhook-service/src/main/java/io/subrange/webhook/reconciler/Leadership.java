@@ -72,20 +72,12 @@ abstract class Leadership implements AutoCloseable {
 
     @Override
     void start(Runnable onStartLeading, Runnable onStopLeading) {
-      LeaderElector elector = client.leaderElector().withConfig(new LeaderElectionConfigBuilder()
-          .withName(name)
-          .withLock(new LeaseLock(namespace, name, identity))
-          .withLeaseDuration(duration)
-          .withRenewDeadline(duration.multipliedBy(2).dividedBy(3))
-          .withRetryPeriod(duration.dividedBy(5))
-          .withReleaseOnCancel(true)
-          .withLeaderCallbacks(new LeaderCallbacks(onStartLeading, onStopLeading,
-              leader -> log.info("Reconciler leader is {}", leader)))
-          .build()).build();
       executor.execute(() -> {
         while (running) {
           try {
-            election = elector.start();
+            // A LeaderElector runs once: after it stops (the lead lost, the API unreachable)
+            // taking part again needs a new one.
+            election = elector(onStartLeading, onStopLeading).start();
             election.join();
           } catch (RuntimeException e) {
             if (running) {
@@ -96,6 +88,19 @@ abstract class Leadership implements AutoCloseable {
           sleep(duration.dividedBy(5));
         }
       });
+    }
+
+    private LeaderElector elector(Runnable onStartLeading, Runnable onStopLeading) {
+      return client.leaderElector().withConfig(new LeaderElectionConfigBuilder()
+          .withName(name)
+          .withLock(new LeaseLock(namespace, name, identity))
+          .withLeaseDuration(duration)
+          .withRenewDeadline(duration.multipliedBy(2).dividedBy(3))
+          .withRetryPeriod(duration.dividedBy(5))
+          .withReleaseOnCancel(true)
+          .withLeaderCallbacks(new LeaderCallbacks(onStartLeading, onStopLeading,
+              leader -> log.info("Reconciler leader is {}", leader)))
+          .build()).build();
     }
 
     @Override

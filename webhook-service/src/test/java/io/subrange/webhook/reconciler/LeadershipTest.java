@@ -1,0 +1,75 @@
+package io.subrange.webhook.reconciler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/** The Lease decides who reconciles, and a process that lost it takes part again. */
+@EnableKubernetesMockClient(crud = true)
+class LeadershipTest {
+
+  private static final String NS = "subrange-system";
+  private static final String LEASE = "subrange-reconciler";
+
+  KubernetesClient client;
+
+  /**
+   * Seen on a real cluster: after the first loss (here another holder takes the Lease) the
+   * process kept restarting a LeaderElector that may run only once, and never led again.
+   */
+  @Test
+  void aProcessThatLostTheLeaseLeadsAgainOnceItIsFree() throws Exception {
+    AtomicInteger started = new AtomicInteger();
+    AtomicInteger stopped = new AtomicInteger();
+    try (Leadership leadership = Leadership.lease(client, NS, LEASE, "a", Duration.ofSeconds(1))) {
+      leadership.start(started::incrementAndGet, stopped::incrementAndGet);
+      await("a leads", () -> started.get() == 1);
+
+      // Another process takes the Lease and renews it once, for two seconds.
+      Lease lease = client.leases().inNamespace(NS).withName(LEASE).get();
+      client.resource(new LeaseBuilder(lease).editSpec()
+              .withHolderIdentity("b").withLeaseDurationSeconds(2)
+              .withRenewTime(ZonedDateTime.now())
+              .withAcquireTime(ZonedDateTime.now())
+              .endSpec().build())
+          .update();
+      await("a notices it lost the lead", () -> stopped.get() == 1);
+
+      // b never renews: once its two seconds pass, a leads again.
+      await("a leads again", () -> started.get() == 2);
+      assertThat(client.leases().inNamespace(NS).withName(LEASE).get().getSpec().getHolderIdentity()).isEqualTo("a");
+    }
+  }
+
+  @Test
+  void closingReleasesTheLeaseForTheNext() throws Exception {
+    AtomicInteger started = new AtomicInteger();
+    try (Leadership first = Leadership.lease(client, NS, LEASE, "a", Duration.ofSeconds(10))) {
+      first.start(started::incrementAndGet, () -> { });
+      await("a leads", () -> started.get() == 1);
+    }
+    // Released on close: b need not wait out a's ten seconds.
+    AtomicInteger next = new AtomicInteger();
+    try (Leadership second = Leadership.lease(client, NS, LEASE, "b", Duration.ofSeconds(10))) {
+      second.start(next::incrementAndGet, () -> { });
+      await("b leads well before a's lease would expire", () -> next.get() == 1);
+    }
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("timed out waiting until " + what).isLessThan(deadline);
+      Thread.sleep(20);
+    }
+  }
+}

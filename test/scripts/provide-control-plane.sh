@@ -7,6 +7,8 @@
 #
 # Layout, as io.fabric8:kube-api-test expects it:
 #   $SUBRANGE_K8S_CACHE/k8s/1.20.2-linux-amd64/{kube-apiserver,etcd,kubectl}
+# and beside them, for the single-node cluster of test/scripts/cluster:
+#   kube-controller-manager, kube-scheduler, kubelet, kube-proxy and pause (the pod sandbox's process)
 # Diagnostics go to stderr; the only line on stdout is the directory, so callers can do
 #   export KUBE_API_TEST_DIR=$(test/scripts/provide-control-plane.sh)
 set -euo pipefail
@@ -15,16 +17,21 @@ K8S_VERSION=1.20.2
 # Debian bookworm ships Kubernetes 1.20.2 as source package version 1.20.5+really1.20.2-*
 DEBIAN_SOURCE_VERSION_PREFIX=1.20.5+really1.20.2
 # Bump when the build below changes, so caches built by an older recipe are rebuilt.
-RECIPE=3
+RECIPE=4
 CACHE_ROOT=${SUBRANGE_K8S_CACHE:-$HOME/.cache/subrange}
 BIN_DIR=$CACHE_ROOT/k8s/$K8S_VERSION-linux-amd64
 BUILD_DIR=$CACHE_ROOT/build
 
 log() { echo "provide-control-plane: $*" >&2; }
 
+# Everything built from the one source tree: the control plane the tests start through
+# kube-api-test, and the node parts test/scripts/cluster adds to it.
+BUILT=(kube-apiserver kubectl kube-controller-manager kube-scheduler kubelet kube-proxy pause)
+
 have_built() {
-  [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/kubectl" ] \
-    && [ "$(cat "$BIN_DIR/.recipe" 2>/dev/null)" = "$RECIPE" ]
+  local name
+  for name in "${BUILT[@]}"; do [ -x "$BIN_DIR/$name" ] || return 1; done
+  [ "$(cat "$BIN_DIR/.recipe" 2>/dev/null)" = "$RECIPE" ]
 }
 
 have_all() {
@@ -46,6 +53,8 @@ ensure_packages() {
   command -v go >/dev/null 2>&1 || [ -x /usr/lib/go/bin/go ] || need+=(golang-go)
   command -v rsync >/dev/null 2>&1 || need+=(rsync)
   command -v make >/dev/null 2>&1 || need+=(make)
+  command -v gcc >/dev/null 2>&1 || need+=(gcc)
+  [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
   command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
   [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need+=(golang-github-modern-go-reflect2-dev)
   if [ ! -f "$BUILD_DIR/.source-unpacked" ]; then
@@ -104,14 +113,18 @@ build_apiserver() {
   mkdir -p .go/src/k8s.io
   ln -sfn "$tree" .go/src/k8s.io/kubernetes
   # kubectl comes from the same tree so client and server versions match exactly.
-  log "building kube-apiserver and kubectl (takes a few minutes)"
+  log "building ${BUILT[*]} (takes several minutes)"
   local gobin
   gobin=$(dirname "$(readlink -f "$(command -v go || echo /usr/lib/go/bin/go)")")
   ( cd .go/src/k8s.io/kubernetes &&
     PATH=$gobin:$PATH GOPATH=$tree/.go CGO_ENABLED=0 \
-      make WHAT="cmd/kube-apiserver cmd/kubectl" >&2 )
+      make WHAT="cmd/kube-apiserver cmd/kubectl cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet cmd/kube-proxy" >&2 )
+  # The pause image's one process: a small static C program in the same tree.
+  mkdir -p _output/pause
+  gcc -Os -Wall -Werror -static -DVERSION="v3.4.1-subrange" -o _output/pause/pause \
+    "$(find build/pause -name pause.c | head -n1)"
   local name built
-  for name in kube-apiserver kubectl; do
+  for name in "${BUILT[@]}"; do
     built=$(find "$tree/_output" -type f -name "$name" -perm -u+x | head -n1)
     [ -n "$built" ] || { log "build produced no $name"; exit 1; }
     install -m 0755 "$built" "$BIN_DIR/$name"

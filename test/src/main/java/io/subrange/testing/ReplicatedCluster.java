@@ -13,8 +13,8 @@ import java.util.Map;
 
 /**
  * subrange as it runs in a cluster, on loopback: webhook replicas sharing their state through
- * ConfigMaps ({@code subrange.store=kubernetes}), one reconciler process (the role the sidecars
- * elect through a Lease), and a TCP balancer in front of the replicas standing in for the
+ * ConfigMaps ({@code subrange.store=kubernetes}), one reconciler process (in a cluster, the
+ * reconciler Deployment's pods elect theirs through a Lease), and a TCP balancer in front of the replicas standing in for the
  * Service the API server calls.
  */
 public final class ReplicatedCluster implements AutoCloseable {

@@ -1,19 +1,14 @@
 package io.subrange.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.groups.Tuple.tuple;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KeyToPath;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.PodSpec;
-import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
-import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
-import io.fabric8.kubernetes.api.model.VolumeProjection;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
@@ -138,14 +133,14 @@ class RbacIT {
     table.addAll(each(WEBHOOK, false, List.of("get", "list", "watch", "update"), "services", null));
     table.addAll(each(WEBHOOK, false, List.of("get", "list", "watch", "update"), "nodes", null));
     // No Lease, no Events: those are the reconciler's.
-    table.addAll(each(WEBHOOK, false, List.of("get", "create", "update"), LEASES, NS));
+    table.addAll(each(WEBHOOK, false, List.of("get", "create", "update", "patch"), LEASES, NS));
     table.addAll(each(WEBHOOK, false, List.of("create", "patch"), "events", NS));
     table.add(mayNot(WEBHOOK, "create", "events", "default"));
-    // Nothing else: not even the reconciler's token Secret next to it.
+    // Nothing else: no Secrets, no pods.
     table.addAll(each(WEBHOOK, false, List.of("get", "list"), "secrets", NS));
     table.add(mayNot(WEBHOOK, "create", "pods", NS));
 
-    // ---- subrange-reconciler: the sidecar ------------------------------------------------
+    // ---- subrange-reconciler --------------------------------------------------------------
     // The allocation state: build, rebuild, release, delete what no range uses.
     table.addAll(each(RECONCILER, true, List.of("get", "list", "watch", "create", "update", "delete"),
         "configmaps", NS));
@@ -153,7 +148,7 @@ class RbacIT {
     table.addAll(each(RECONCILER, false, List.of("get", "create", "update", "delete"), "configmaps", "default"));
     table.addAll(each(RECONCILER, false, List.of("create", "update"), "configmaps", "kube-system"));
     // Leader election.
-    table.addAll(each(RECONCILER, true, List.of("get", "create", "update"), LEASES, NS));
+    table.addAll(each(RECONCILER, true, List.of("get", "create", "update", "patch"), LEASES, NS));
     table.add(mayNot(RECONCILER, "delete", LEASES, NS));
     table.addAll(each(RECONCILER, false, List.of("get", "update"), LEASES, "kube-system"));
     // Services and Nodes, everywhere, read only.
@@ -229,12 +224,12 @@ class RbacIT {
   }
 
   /**
-   * The rights above are only worth something if the pod authenticates as these accounts: the
-   * pod runs as subrange-webhook, and the reconciler sidecar mounts subrange-reconciler's token
-   * Secret where the ServiceAccount admission plugin would otherwise put the pod's own token.
+   * The rights above are only worth something if each role's pods authenticate as its account:
+   * the webhook Deployment runs as subrange-webhook, the reconciler Deployment as
+   * subrange-reconciler, each with the token the ServiceAccount admission plugin mounts.
    */
   @Test
-  void theDeploymentRunsEachRoleAsItsOwnAccount(E2eCluster cluster) throws IOException {
+  void theDeploymentsRunEachRoleAsItsOwnAccount(E2eCluster cluster) throws IOException {
     Path manifests = cluster.repo().manifests();
     List<HasMetadata> rbac = loadAll(cluster, manifests.resolve("rbac.yaml"));
     assertThat(rbac).filteredOn(ServiceAccount.class::isInstance).extracting(o -> o.getMetadata().getName())
@@ -244,44 +239,24 @@ class RbacIT {
         assertThat(o.getMetadata().getNamespace()).as(o.getKind() + " " + o.getMetadata().getName()).isEqualTo(NS);
       }
     });
+    assertThat(rbac).filteredOn(ServiceAccount.class::isInstance).map(ServiceAccount.class::cast)
+        .allSatisfy(account -> assertThat(account.getAutomountServiceAccountToken())
+            .as("%s's pods need its token", account.getMetadata().getName()).isNotEqualTo(Boolean.FALSE));
 
-    PodSpec pod = load(cluster, manifests.resolve("deployment.yaml"), Deployment.class).getSpec().getTemplate()
-        .getSpec();
-    assertThat(pod.getServiceAccountName()).isEqualTo(WEBHOOK);
-    Container webhook = containerWithRole(pod, "webhook");
-    Container reconciler = containerWithRole(pod, "reconciler");
-    assertThat(webhook.getVolumeMounts()).as("the webhook container keeps the pod's own token")
-        .extracting(VolumeMount::getMountPath).doesNotContain(TOKEN_PATH);
-
-    VolumeMount tokenMount = reconciler.getVolumeMounts().stream()
-        .filter(m -> TOKEN_PATH.equals(m.getMountPath())).findFirst()
-        .orElseThrow(() -> new AssertionError("the reconciler container mounts nothing at " + TOKEN_PATH
-            + ", so it would run with the pod's subrange-webhook token"));
-    Volume volume = pod.getVolumes().stream().filter(v -> v.getName().equals(tokenMount.getName())).findFirst()
-        .orElseThrow(() -> new AssertionError("no volume " + tokenMount.getName()));
-    String secretName;
-    List<KeyToPath> items;
-    if (volume.getProjected() != null) {
-      assertThat(volume.getProjected().getSources()).hasSize(1);
-      VolumeProjection source = volume.getProjected().getSources().get(0);
-      assertThat(source.getSecret()).as("the token volume projects a Secret").isNotNull();
-      secretName = source.getSecret().getName();
-      items = source.getSecret().getItems();
-    } else {
-      assertThat(volume.getSecret()).as("the token volume is a Secret").isNotNull();
-      secretName = volume.getSecret().getSecretName();
-      items = volume.getSecret().getItems();
+    PodSpec webhookPod = load(cluster, manifests.resolve("deployment.yaml"), Deployment.class).getSpec()
+        .getTemplate().getSpec();
+    PodSpec reconcilerPod = load(cluster, manifests.resolve("reconciler.yaml"), Deployment.class).getSpec()
+        .getTemplate().getSpec();
+    assertThat(webhookPod.getServiceAccountName()).isEqualTo(WEBHOOK);
+    assertThat(reconcilerPod.getServiceAccountName()).isEqualTo(RECONCILER);
+    assertThat(webhookPod.getContainers()).singleElement().isEqualTo(containerWithRole(webhookPod, "webhook"));
+    assertThat(reconcilerPod.getContainers()).singleElement()
+        .isEqualTo(containerWithRole(reconcilerPod, "reconciler"));
+    for (PodSpec pod : List.of(webhookPod, reconcilerPod)) {
+      assertThat(pod.getContainers().get(0).getVolumeMounts())
+          .as("no container replaces the token its pod's own account gets")
+          .extracting(VolumeMount::getMountPath).doesNotContain(TOKEN_PATH);
     }
-    assertThat(items).extracting(KeyToPath::getKey, KeyToPath::getPath)
-        .contains(tuple("token", "token"),
-            tuple("ca.crt", "ca.crt"),
-            tuple("namespace", "namespace"));
-
-    Secret token = load(cluster, manifests.resolve("reconciler-token.yaml"), Secret.class);
-    assertThat(token.getMetadata().getName()).isEqualTo(secretName);
-    assertThat(token.getMetadata().getNamespace()).isEqualTo(NS);
-    assertThat(token.getType()).isEqualTo("kubernetes.io/service-account-token");
-    assertThat(token.getMetadata().getAnnotations()).containsEntry("kubernetes.io/service-account.name", RECONCILER);
   }
 
   private static SubjectAccessReviewStatus review(E2eCluster cluster, Expectation expected) {

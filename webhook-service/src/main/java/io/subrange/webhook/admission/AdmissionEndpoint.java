@@ -64,7 +64,7 @@ public class AdmissionEndpoint {
       Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
     long started = System.nanoTime();
     if (!admits) {
-      // The reconciler sidecar runs the same jar; only the webhook role answers admission.
+      // The reconciler runs the same jar; only the webhook role answers admission.
       return Mono.just(ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.TEXT_PLAIN)
           .body("this process runs subrange.role=reconciler; admission is served by the webhook role\n"));
     }

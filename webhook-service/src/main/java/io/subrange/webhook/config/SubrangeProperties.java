@@ -48,7 +48,7 @@ public record SubrangeProperties(
     ALL,
     /** Admission only; many replicas may run. */
     WEBHOOK,
-    /** The reconciler only (the sidecar); one of them leads at a time (a Lease). */
+    /** The reconciler only (its own Deployment); one of them leads at a time (a Lease). */
     RECONCILER;
 
     public boolean admits() {

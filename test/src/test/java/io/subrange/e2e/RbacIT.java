@@ -151,14 +151,16 @@ class RbacIT {
     table.addAll(each(RECONCILER, true, List.of("get", "create", "update", "patch"), LEASES, NS));
     table.add(mayNot(RECONCILER, "delete", LEASES, NS));
     table.addAll(each(RECONCILER, false, List.of("get", "update"), LEASES, "kube-system"));
-    // Services and Nodes, everywhere, read only.
+    // Services and Nodes, everywhere, read.
     table.addAll(each(RECONCILER, true, READ, "services", null));
     table.addAll(each(RECONCILER, true, READ, "services", "default"));
     table.addAll(each(RECONCILER, true, READ, "nodes", null));
     table.addAll(each(RECONCILER, false, List.of("create", "update", "patch", "delete"), "services", null));
     table.addAll(each(RECONCILER, false, List.of("update", "patch", "delete"), "services", "default"));
     table.addAll(each(RECONCILER, false, List.of("update", "patch", "delete"), "services/status", "default"));
-    table.addAll(each(RECONCILER, false, List.of("create", "update", "patch", "delete"), "nodes", null));
+    // ... and patches a Node's pod CIDRs when it has none; never creates, replaces or deletes one.
+    table.add(may(RECONCILER, "patch", "nodes", null));
+    table.addAll(each(RECONCILER, false, List.of("create", "update", "delete"), "nodes", null));
     table.addAll(each(RECONCILER, false, List.of("update", "patch"), "nodes/status", null));
     // Events on what it repairs, in that object's namespace (a Node's go to "default").
     table.addAll(each(RECONCILER, true, List.of("create", "patch"), "events", null));

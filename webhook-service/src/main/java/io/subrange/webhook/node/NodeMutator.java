@@ -3,7 +3,6 @@ package io.subrange.webhook.node;
 import io.fabric8.kubernetes.api.model.Node;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
-import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
@@ -15,8 +14,6 @@ import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.PodCidrMetrics;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -43,8 +40,7 @@ public class NodeMutator implements Mutator<Node> {
   public NodeMutator(AllocationStore store, PodCidrMetrics metrics, SubrangeProperties properties) {
     this.store = store;
     this.metrics = metrics;
-    this.primary = properties.pod().clusterCidrs().isEmpty() ? properties.service().primaryFamily()
-        : properties.pod().clusterCidrs().get(0).family();
+    this.primary = NodePodCidrs.primaryFamily(properties);
   }
 
   @Override
@@ -70,7 +66,7 @@ public class NodeMutator implements Mutator<Node> {
             metrics.granted(allocation, System.nanoTime() - started);
           }
           if (preset.isEmpty()) {
-            NodePodCidrs.write(node, ordered(allocation));
+            NodePodCidrs.write(node, NodePodCidrs.inOrder(allocation, primary));
           }
           return node;
         });
@@ -95,12 +91,5 @@ public class NodeMutator implements Mutator<Node> {
       context.warn("subrange: " + unavailable.getMessage());
     }
     return node;
-  }
-
-  /** The blocks, primary family first. */
-  private List<String> ordered(PodCidrAllocation allocation) {
-    List<Cidr> blocks = new ArrayList<>(allocation.podCidrs());
-    blocks.sort(Comparator.comparing(c -> c.family() == primary ? 0 : 1));
-    return blocks.stream().map(Cidr::toString).toList();
   }
 }

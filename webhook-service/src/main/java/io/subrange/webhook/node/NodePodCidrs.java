@@ -5,8 +5,11 @@ import io.fabric8.kubernetes.api.model.NodeSpec;
 import io.subrange.allocator.net.AddressFormatException;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.webhook.admission.AdmissionDenied;
+import io.subrange.webhook.config.SubrangeProperties;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +20,7 @@ import java.util.Set;
  * Kubernetes has for them: {@code podCIDR == podCIDRs[0]}, at most one per family, set once and
  * never changed.
  */
-final class NodePodCidrs {
+public final class NodePodCidrs {
 
   private NodePodCidrs() {
   }
@@ -77,6 +80,19 @@ final class NodePodCidrs {
           + " and cannot become " + asked);
     }
     write(node, stored);
+  }
+
+  /** The blocks of an allocation as a node carries them: {@code primary}'s family first. */
+  public static List<String> inOrder(PodCidrAllocation allocation, IpFamily primary) {
+    List<Cidr> blocks = new ArrayList<>(allocation.podCidrs());
+    blocks.sort(Comparator.comparing(c -> c.family() == primary ? 0 : 1));
+    return blocks.stream().map(Cidr::toString).toList();
+  }
+
+  /** The family a node's first pod CIDR has: the first cluster CIDR's, else the Services'. */
+  public static IpFamily primaryFamily(SubrangeProperties properties) {
+    return properties.pod().clusterCidrs().isEmpty() ? properties.service().primaryFamily()
+        : properties.pod().clusterCidrs().get(0).family();
   }
 
   static void write(Node node, List<String> podCidrs) {

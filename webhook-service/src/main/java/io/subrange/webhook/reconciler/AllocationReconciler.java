@@ -3,9 +3,11 @@ package io.subrange.webhook.reconciler;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Allocation;
@@ -78,10 +80,11 @@ public final class AllocationReconciler {
   private final Duration grace;
   private final Clock clock;
   private final BooleanSupplier leading;
+  private final PodCidrAssignment podCidrAssignment;
 
   public AllocationReconciler(AllocationStore store, RebuildableStore rebuildable, ClusterObjects cluster,
       RepairEvents events, ReconcilerMetrics metrics, PortRange nodePortRange, Duration grace, Clock clock,
-      BooleanSupplier leading) {
+      BooleanSupplier leading, KubernetesClient client, IpFamily primaryPodFamily) {
     this.store = store;
     this.rebuildable = rebuildable;
     this.cluster = cluster;
@@ -91,6 +94,7 @@ public final class AllocationReconciler {
     this.grace = grace;
     this.clock = clock;
     this.leading = leading;
+    this.podCidrAssignment = new PodCidrAssignment(store, client, events, metrics, primaryPodFamily);
     cluster.onServices(new ServiceEvents());
     cluster.onNodes(new NodeEvents());
   }
@@ -184,6 +188,9 @@ public final class AllocationReconciler {
     }
     if (!unknown.contains(RangeKey.Kind.POD_CIDRS)) {
       repairPodCidrs(repairs);
+      for (Node node : sorted(cluster.nodes())) {
+        repairs.add(podCidrAssignment.assign(node));
+      }
     }
     freeLeaks(ipOwners, portOwners, unknown, repairs);
     awaitAll(repairs);
@@ -424,15 +431,31 @@ public final class AllocationReconciler {
     }
   }
 
-  /** Node events: a Node's pod CIDRs are freed once the Node is gone. */
+  /** Node events: a Node without pod CIDRs gets them; a Node's are freed once it is gone. */
   private final class NodeEvents implements ResourceEventHandler<Node> {
 
     @Override
     public void onAdd(Node node) {
+      assignIfLeading(node);
     }
 
     @Override
     public void onUpdate(Node before, Node after) {
+      assignIfLeading(after);
+    }
+
+    private void assignIfLeading(Node node) {
+      // Only once the store's pod CIDR state is loaded: before that every block looks free.
+      if (leading.getAsBoolean() && PodCidrAssignment.needs(node)
+          && rebuildable.rangesToRebuild().keySet().stream().noneMatch(k -> k.kind() == RangeKey.Kind.POD_CIDRS)) {
+        podCidrAssignment.assign(node).whenComplete((written, failure) -> {
+          if (failure != null) {
+            metrics.error();
+            log.warn("Giving node {} pod CIDRs failed; the next pass tries again: {}", node.getMetadata().getName(),
+                rootMessage(failure));
+          }
+        });
+      }
     }
 
     @Override
@@ -443,6 +466,11 @@ public final class AllocationReconciler {
             Holder.node(name), freed, failure));
       }
     }
+  }
+
+  /** Stops the pod CIDR writer; the informers belong to {@link ClusterObjects}. */
+  public void close() {
+    podCidrAssignment.close();
   }
 
   // ---- helpers ------------------------------------------------------------------------------

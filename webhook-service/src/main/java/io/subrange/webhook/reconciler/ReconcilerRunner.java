@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.kubernetes.RangeReconciler;
+import io.subrange.webhook.node.NodePodCidrs;
 import io.subrange.webhook.store.ConfigMapAllocationStore;
 import io.subrange.webhook.store.RebuildableStore;
 import java.net.InetAddress;
@@ -76,7 +77,7 @@ public class ReconcilerRunner implements SmartLifecycle {
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics,
         properties.service().nodePortRange(), properties.reconciler().orphanGrace(), Clock.systemUTC(),
-        () -> leading);
+        () -> leading, client, NodePodCidrs.primaryFamily(properties));
     cluster.start();
     loop = new Thread(this::loop, "subrange-reconciler");
     loop.setDaemon(true);
@@ -159,6 +160,9 @@ public class ReconcilerRunner implements SmartLifecycle {
     }
     if (cluster != null) {
       cluster.close();
+    }
+    if (reconciler != null) {
+      reconciler.close();
     }
   }
 

@@ -36,7 +36,8 @@ public class RepairEvents {
     if (!reported.add(uid + "|" + reason + "|" + message)) {
       return false;
     }
-    log.warn("{} {}/{}: {}: {}", object.getKind(), object.getMetadata().getNamespace(), object.getMetadata().getName(),
+    log.warn("{} {}: {}: {}", object.getKind(), object.getMetadata().getNamespace() == null
+        ? object.getMetadata().getName() : object.getMetadata().getNamespace() + "/" + object.getMetadata().getName(),
         reason, message);
     String namespace = object.getMetadata().getNamespace() == null ? "default" : object.getMetadata().getNamespace();
     String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -12,6 +13,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.port.PortRange;
@@ -58,7 +60,7 @@ class AllocationReconcilerTest {
     rebuildable = new InProcessStateRebuild(store);
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics, PORTS,
-        Duration.ofSeconds(60), clock, () -> true);
+        Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
   }
 
   @AfterEach
@@ -171,6 +173,36 @@ class AllocationReconcilerTest {
       return n;
     });
     await().atMost(Duration.ofSeconds(10)).until(() -> !store.clusterCidrInUse("pods"));
+  }
+
+  /** Nodes that registered while no webhook gave them pod CIDRs get them, as node IPAM would. */
+  @Test
+  void nodesWithoutPodCidrsGetThemOnThePassAndAsTheyArrive() {
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("early").endMetadata().build()).create();
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("preset").endMetadata()
+        .withNewSpec().withPodCIDR("10.244.7.0/24").withPodCIDRs("10.244.7.0/24").endSpec().build()).create();
+    startWatching();
+    reconciler.rebuildMissing();
+    reconciler.compare();
+
+    Node early = client.nodes().withName("early").get();
+    assertThat(early.getSpec().getPodCIDR()).as("spec.podCIDR").matches("10\\.244\\.\\d+\\.0/24");
+    assertThat(early.getSpec().getPodCIDRs()).containsExactly(early.getSpec().getPodCIDR());
+    assertThat(client.nodes().withName("preset").get().getSpec().getPodCIDRs())
+        .as("a node's own pod CIDRs are never replaced").containsExactly("10.244.7.0/24");
+
+    // One that registers now gets another block from its add event, without waiting for a pass.
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("late").endMetadata().build()).create();
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> client.nodes().withName("late").get().getSpec().getPodCIDR() != null);
+    assertThat(List.of(early.getSpec().getPodCIDR(), "10.244.7.0/24"))
+        .doesNotContain(client.nodes().withName("late").get().getSpec().getPodCIDR());
+
+    // What they were given is held for them: the next pass records nothing new and frees nothing.
+    clock.advance(Duration.ofMinutes(5));
+    reconciler.compare();
+    assertThat(client.nodes().withName("early").get().getSpec().getPodCIDR()).isEqualTo(early.getSpec().getPodCIDR());
+    assertThat(metrics.repairs("podcidr", "assigned")).isEqualTo(2.0);
   }
 
   private Service service(String namespace, String name, String clusterIp, Integer nodePort) {

@@ -15,7 +15,13 @@ import io.subrange.testing.Processes;
 import io.subrange.testing.RepoLayout;
 import io.subrange.testing.ServiceLoad;
 import io.subrange.testing.StoredAllocations;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.math.BigInteger;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
@@ -49,6 +55,7 @@ class InstalledSubrangeIT {
   private static final String SYSTEM = "subrange-system";
   private static final String NS = "e2e";
   private static final String NODE = "subrange-node";
+  private static final String NODE_IP = "198.51.100.10";
   /** test/scripts/cluster's --service-cluster-ip-range and pod range (manifests/configmap.yaml's). */
   private static final String SERVICE_CIDR = "10.96.0.0/12";
   private static final String POD_CIDR = "10.244.0.0/16";
@@ -112,8 +119,10 @@ class InstalledSubrangeIT {
     assertThat(inCidr(podCidr.substring(0, podCidr.indexOf('/')), POD_CIDR)).as(podCidr).isTrue();
     assertThat(node.getStatus().getConditions()).filteredOn(c -> "Ready".equals(c.getType()))
         .extracting(NodeCondition::getStatus).containsExactly("True");
-    // Nothing but subrange gave it: the controller-manager's node IPAM is off.
-    assertThat(client.pods().inNamespace(SYSTEM).list().getItems()).isNotEmpty();
+    // The reconciler gave it (no webhook pod could run before the node had a pod network): its
+    // metrics, on the node's address (host network), count the assignment.
+    assertThat(reconcilerMetrics())
+        .containsPattern("subrange_reconciler_repairs_total\\{[^}]*kind=\"podcidr\",type=\"assigned\"} 1.0");
   }
 
   @Test
@@ -247,6 +256,18 @@ class InstalledSubrangeIT {
           assertThat(stored.nodePorts()).containsEntry(port.getNodePort(), who);
         }
       }
+    }
+  }
+
+  private static String reconcilerMetrics() {
+    try {
+      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + NODE_IP + ":10371/metrics")).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
   }
 

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.subrange.testing.MonitoringQueries;
 import io.subrange.testing.Processes;
 import io.subrange.testing.RepoLayout;
 import io.subrange.testing.ServiceLoad;
@@ -31,6 +32,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
@@ -169,8 +172,34 @@ class InstalledSubrangeIT {
    * or lost: every Service has its own address and ports, and subrange's state names it as
    * their holder.
    */
+  /**
+   * Every metric the PrometheusRule and the Grafana dashboard query is one this install serves,
+   * scraped from every webhook pod (pod IP, :8081) and the reconciler (node IP, :10371) after
+   * the creates, clash and pod CIDR assignment above.
+   */
   @Test
   @Order(6)
+  void theAlertsAndTheDashboardQueryOnlyMetricsSubrangeServes() {
+    Set<String> served = new TreeSet<>(MonitoringQueries.metricsServed(scrape(NODE_IP, 10371)));
+    for (Pod pod : pods("subrange-webhook")) {
+      served.addAll(MonitoringQueries.metricsServed(scrape(pod.getStatus().getPodIP(), 8081)));
+    }
+    assertThat(MonitoringQueries.metricsQueried(repo)).isNotEmpty().allSatisfy(name ->
+        assertThat(served).as("%s, queried in manifests/monitoring, is not served", name).contains(name));
+  }
+
+  /** The PodDisruptionBudget (policy/v1beta1 on 1.20) lets one of the three go at a time. */
+  @Test
+  @Order(7)
+  void thePodDisruptionBudgetAllowsOneWebhookPodToGo() {
+    var pdb = kubectl("-n", SYSTEM, "get", "pdb", "subrange-webhook", "-o",
+        "jsonpath={.spec.minAvailable} {.status.currentHealthy} {.status.disruptionsAllowed}");
+    assertThat(pdb.exitCode()).as(pdb.stderr()).isZero();
+    assertThat(pdb.stdout()).isEqualTo("2 3 1");
+  }
+
+  @Test
+  @Order(8)
   void deletingAWebhookPodUnderLoadLosesNothing() {
     String victim = pods("subrange-webhook").get(0).getMetadata().getName();
     AtomicBoolean deleted = new AtomicBoolean();
@@ -190,7 +219,7 @@ class InstalledSubrangeIT {
 
   /** `kubectl rollout restart`: new pods come up before old ones go, and no create fails. */
   @Test
-  @Order(7)
+  @Order(9)
   void aRollingRestartFailsNoCreate() throws Exception {
     var restart = kubectl("-n", SYSTEM, "rollout", "restart", "deployment/subrange-webhook");
     assertThat(restart.exitCode()).as(restart.stderr()).isZero();
@@ -260,8 +289,13 @@ class InstalledSubrangeIT {
   }
 
   private static String reconcilerMetrics() {
+    return scrape(NODE_IP, 10371);
+  }
+
+  private static String scrape(String host, int port) {
     try {
-      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + NODE_IP + ":10371/metrics")).build(),
+      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port
+              + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString()).body();
     } catch (IOException e) {
       throw new UncheckedIOException(e);

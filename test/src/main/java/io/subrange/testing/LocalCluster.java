@@ -43,10 +43,15 @@ public final class LocalCluster {
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      // SIGTERM and Ctrl-C alike (both run shutdown hooks): the API server and etcd are this
+      // JVM's children and would outlive it.
       System.out.println("\nStopping subrange, kube-apiserver and etcd...");
-      subrange.close();
-      controlPlane.close();
-      stopped.countDown();
+      try {
+        subrange.close();
+      } finally {
+        controlPlane.close();
+        stopped.countDown();
+      }
     }));
     try (KubernetesClient client = controlPlane.client()) {
       WebhookRegistration.register(client, repo, subrange);

@@ -2,13 +2,17 @@ package io.subrange.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -85,13 +89,51 @@ public final class Processes {
     return result.stdout();
   }
 
-  /** A TCP port free on loopback right now. */
+  /**
+   * A TCP port free now that no other process will be handed meanwhile: one outside the
+   * kernel's ephemeral range (ip_local_port_range), which outgoing connections take their local
+   * ports from, and never the same one twice in this JVM. A port from {@code new ServerSocket(0)}
+   * is an ephemeral one, so in the seconds before a JVM started with it binds, any client's
+   * connection could take it ("Port 36287 was already in use", seen on a fresh clone).
+   */
   public static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
+    synchronized (HANDED_OUT) {
+      int[] ephemeral = ephemeralRange();
+      int span = PORTS_TO - PORTS_FROM + 1;
+      int start = ThreadLocalRandom.current().nextInt(span);
+      for (int i = 0; i < span; i++) {
+        int port = PORTS_FROM + (start + i) % span;
+        if ((port >= ephemeral[0] && port <= ephemeral[1]) || HANDED_OUT.contains(port) || !bindable(port)) {
+          continue;
+        }
+        HANDED_OUT.add(port);
+        return port;
+      }
+    }
+    throw new IllegalStateException("no free port in " + PORTS_FROM + "-" + PORTS_TO);
+  }
+
+  /** Below NodePorts (30000-32767, which kube-proxy may hold) and the usual ephemeral range. */
+  static final int PORTS_FROM = 20000;
+  static final int PORTS_TO = 29999;
+  private static final Set<Integer> HANDED_OUT = new HashSet<>();
+
+  /** The kernel's ephemeral port range; Linux's default when it cannot be read. */
+  static int[] ephemeralRange() {
+    try {
+      String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+      return new int[] {Integer.parseInt(range[0]), Integer.parseInt(range[1])};
+    } catch (IOException | RuntimeException e) {
+      return new int[] {32768, 60999};
+    }
+  }
+
+  private static boolean bindable(int port) {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.bind(new InetSocketAddress(port));
+      return true;
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      return false;
     }
   }
 

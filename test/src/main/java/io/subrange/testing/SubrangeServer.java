@@ -74,6 +74,8 @@ public final class SubrangeServer implements AutoCloseable {
     env.put("SERVER_PORT", String.valueOf(port));
     env.put("MANAGEMENT_SERVER_PORT", String.valueOf(managementPort));
     env.put("SUBRANGE_TLS_CERT_DIR", certificates.dir().toString());
+    // Nothing keeps connections to a harness JVM across a restart: stop at once.
+    env.put("SUBRANGE_SHUTDOWN_DRAIN", "0s");
     env.putAll(environment);
     // As manifests/configmap.yaml runs it: C1 only (see docs/performance.md). Options from
     // -Dsubrange.jvm.options come after and win (e.g. -XX:TieredStopAtLevel=4, or a flight

@@ -1,0 +1,60 @@
+package io.subrange.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.subrange.testing.Processes;
+import io.subrange.testing.RepoLayout;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What ./run-local runs (LocalCluster) stops its API server, etcd and subrange when it gets
+ * SIGTERM, as from a supervisor or `kill`, not only on Ctrl-C: they are its child processes and
+ * would otherwise outlive it.
+ */
+class LocalRunStopsIT {
+
+  @Test
+  void sigtermStopsEveryProcessItStarted(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("local.log");
+    // run-local's last step, as it runs it: Maven's exec:java in the foreground (exec'd, so
+    // the signal reaches Maven's JVM).
+    ProcessBuilder builder = new ProcessBuilder("mvn", "-q", "-B", "-o", "-pl", "test", "exec:java@local")
+        .directory(RepoLayout.locate().root().toFile()).redirectErrorStream(true).redirectOutput(out.toFile());
+    builder.environment().put("SUBRANGE_LOCAL_PORT", String.valueOf(Processes.freePort()));
+    builder.environment().put("SUBRANGE_LOCAL_METRICS_PORT", String.valueOf(Processes.freePort()));
+    Process local = builder.start();
+    List<ProcessHandle> started;
+    try {
+      assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> read(out).contains("Ctrl-C")))
+          .as("local run ready: " + read(out)).isTrue();
+      started = local.descendants().toList();
+      assertThat(started).extracting(p -> p.info().command().orElse(""))
+          .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
+          .filteredOn(c -> c.endsWith("java")).isNotEmpty();
+    } finally {
+      local.destroy();  // SIGTERM
+    }
+    assertThat(local.waitFor(60, TimeUnit.SECONDS)).as("the local run exits on SIGTERM").isTrue();
+    for (ProcessHandle child : started) {
+      assertThat(Processes.pollUntil(Duration.ofSeconds(15), 200, () -> !child.isAlive()))
+          .as("%s stopped with it", child.info().command().orElse("pid " + child.pid())).isTrue();
+    }
+    assertThat(read(out)).contains("Stopping subrange, kube-apiserver and etcd");
+  }
+
+  private static String read(Path file) {
+    try {
+      return Files.exists(file) ? Files.readString(file) : "";
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -129,8 +129,10 @@ class RbacIT {
     // API discovery (whether the range CRDs are served): granted to everyone authenticated.
     table.add(may(WEBHOOK, "get", "/apis", null));
     table.add(may(WEBHOOK, "get", "/apis/subrange.io/v1alpha1", null));
-    // Services and Nodes reach it through admission only.
-    table.addAll(each(WEBHOOK, false, List.of("get", "list", "watch", "update"), "services", null));
+    // Nodes reach it through admission only.
+    // One Service by name (is a create a duplicate?), nothing more.
+    table.add(may(WEBHOOK, "get", "services", "default"));
+    table.addAll(each(WEBHOOK, false, List.of("list", "watch", "update", "patch", "create", "delete"), "services", null));
     table.addAll(each(WEBHOOK, false, List.of("get", "list", "watch", "update"), "nodes", null));
     // No Lease, no Events: those are the reconciler's.
     table.addAll(each(WEBHOOK, false, List.of("get", "create", "update", "patch"), LEASES, NS));

@@ -88,6 +88,13 @@ public interface AllocationStore {
   /** Who holds NodePort {@code port}, when it is held and the store knows. */
   Optional<Holder> holderOfNodePort(int port);
 
+  /**
+   * True when a ClusterIP or NodePort is held for the object {@code holder} names (kind,
+   * namespace and name; any uid): a create of that name is then a retry, or a duplicate of an
+   * object that exists.
+   */
+  boolean holdsAnythingFor(Holder holder);
+
   /** The IP families that have at least one live Service range. */
   Set<IpFamily> servedFamilies();
 

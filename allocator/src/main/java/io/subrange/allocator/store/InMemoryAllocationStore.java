@@ -822,6 +822,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
+  public synchronized boolean holdsAnythingFor(Holder holder) {
+    ObjectKey key = key(holder);
+    return portsByHolder.containsKey(key) || addressesByHolder.values().stream().anyMatch(m -> m.containsKey(key));
+  }
+
+  @Override
   public synchronized Set<IpFamily> servedFamilies() {
     Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
     pools.forEach((family, pool) -> {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.api.model.StatusDetails;
+import io.fabric8.kubernetes.api.model.StatusDetailsBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponseBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReview;
@@ -56,11 +58,15 @@ final class AdmissionAnswers {
   }
 
   static Outcome denied(String uid, int code, String reason, String message) {
+    return denied(uid, code, reason, message, null);
+  }
+
+  private static Outcome denied(String uid, int code, String reason, String message, StatusDetails details) {
     return new Outcome(review(new AdmissionResponseBuilder()
         .withUid(uid)
         .withAllowed(false)
         .withStatus(new StatusBuilder().withStatus("Failure").withCode(code).withReason(reason)
-            .withMessage(message).build())
+            .withMessage(message).withDetails(details).build())
         .build()), "denied");
   }
 
@@ -69,7 +75,9 @@ final class AdmissionAnswers {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null
         ? failure.getCause() : failure;
     if (cause instanceof AdmissionDenied denied) {
-      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage());
+      StatusDetails details = denied.detailsName() == null ? null
+          : new StatusDetailsBuilder().withName(denied.detailsName()).withKind(denied.detailsKind()).build();
+      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), details);
     }
     if (cause instanceof TimeoutException) {
       // The answer must not claim an allocation that is not durable; a late one is reclaimed.

@@ -8,11 +8,30 @@ public final class AdmissionDenied extends RuntimeException {
 
   private final int code;
   private final String reason;
+  /** Status.details, as kube-apiserver fills them for this reason: the object's name and kind. */
+  private final String detailsName;
+  private final String detailsKind;
 
   private AdmissionDenied(int code, String reason, String message) {
+    this(code, reason, message, null, null);
+  }
+
+  private AdmissionDenied(int code, String reason, String message, String detailsName, String detailsKind) {
     super(message, null, false, false);
     this.code = code;
     this.reason = reason;
+    this.detailsName = detailsName;
+    this.detailsKind = detailsKind;
+  }
+
+  /**
+   * 409 AlreadyExists, as kube-apiserver answers a create of a name that exists (the API server
+   * passes code, reason and details on, so clients' IsAlreadyExists holds).
+   *
+   * @param resource the plural resource name, as upstream's message has it ("services")
+   */
+  public static AdmissionDenied alreadyExists(String resource, String name) {
+    return new AdmissionDenied(409, "AlreadyExists", resource + " \"" + name + "\" already exists", name, resource);
   }
 
   /** 422: the request itself is wrong (malformed or out of range). */
@@ -36,5 +55,15 @@ public final class AdmissionDenied extends RuntimeException {
 
   public String reason() {
     return reason;
+  }
+
+  /** The name for Status.details, or null when the denial carries none. */
+  public String detailsName() {
+    return detailsName;
+  }
+
+  /** The kind (plural resource) for Status.details, or null. */
+  public String detailsKind() {
+    return detailsKind;
   }
 }

@@ -8,6 +8,7 @@ import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.admission.AdmissionContext;
+import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;
@@ -30,11 +31,14 @@ public class ServiceMutator implements Mutator<Service> {
   private final AllocationStore store;
   private final AllocatorMetrics metrics;
   private final ServiceFamilyResolver families;
+  private final ExistingServices existing;
 
-  public ServiceMutator(AllocationStore store, AllocatorMetrics metrics, ServiceFamilyResolver families) {
+  public ServiceMutator(AllocationStore store, AllocatorMetrics metrics, ServiceFamilyResolver families,
+      ExistingServices existing) {
     this.store = store;
     this.metrics = metrics;
     this.families = families;
+    this.existing = existing;
   }
 
   @Override
@@ -50,6 +54,21 @@ public class ServiceMutator implements Mutator<Service> {
       return CompletableFuture.completedFuture(service);
     }
     Holder holder = Holder.service(context.namespace(), context.name(), context.uid());
+    if (context.oldObject() == null && store.holdsAnythingFor(holder)) {
+      // A create of a name that holds values: a retry keeps them; a duplicate of a stored
+      // Service gets kube-apiserver's own answer, and nothing new is reserved for it.
+      return existing.exists(context.namespace(), context.name()).thenCompose(exists -> {
+        if (exists) {
+          throw AdmissionDenied.alreadyExists("services", context.name());
+        }
+        return reserve(context, service, plan, holder);
+      });
+    }
+    return reserve(context, service, plan, holder);
+  }
+
+  private CompletableFuture<Service> reserve(AdmissionContext<Service> context, Service service,
+      ServiceAllocationPlan plan, Holder holder) {
     ReservationRequest request = new ReservationRequest(holder, plan.ipClaims(), plan.portClaims(), context.dryRun());
     long started = System.nanoTime();
     return store.reserve(request).handle((reservation, failure) -> {

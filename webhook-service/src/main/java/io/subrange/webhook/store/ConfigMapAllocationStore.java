@@ -298,6 +298,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
+  public boolean holdsAnythingFor(Holder holder) {
+    return engine.holdsAnythingFor(holder);
+  }
+
+  @Override
   public Set<IpFamily> servedFamilies() {
     return engine.servedFamilies();
   }

@@ -51,6 +51,8 @@ final class ServiceAllocationPlan {
   private final List<PortClaim> portClaims = new ArrayList<>();
   /** Which field each claim came from, by identity (two dynamic claims are equal records). */
   private final Map<Object, String> fields = new IdentityHashMap<>();
+  /** clusterIP None: no address, and no NodePorts either. */
+  private boolean headless;
   /** For each port claim, the indexes of spec.ports it serves; -1 means healthCheckNodePort. */
   private final Map<PortClaim, List<Integer>> portTargets = new IdentityHashMap<>();
   private boolean touchesAddresses;
@@ -78,6 +80,13 @@ final class ServiceAllocationPlan {
           + " ExternalName");
     }
     if (type.equals("ExternalName")) {
+      Integer health = spec.getHealthCheckNodePort();
+      Integer oldHealth = oldSpec == null ? null : oldSpec.getHealthCheckNodePort();
+      if (health != null && health != 0 && !health.equals(oldHealth)) {
+        // Only one the stored object carried is dropped with the type change; a new one is an error.
+        throw AdmissionDenied.invalid("spec.healthCheckNodePort: may not be set for a Service of type ExternalName;"
+            + " remove it");
+      }
       plan.dropAddresses(oldSpec);
       plan.dropPorts(oldSpec, true);
       return plan;
@@ -86,6 +95,11 @@ final class ServiceAllocationPlan {
       restoreAddresses(spec, oldSpec);
     }
     plan.planAddresses(oldSpec, configured);
+    if (plan.headless && !type.equals("ClusterIP")) {
+      // kube-apiserver refuses a headless NodePort or LoadBalancer Service after admission;
+      // hold nothing for it (upstream: "may not be set to 'None'" for those types).
+      return plan;
+    }
     plan.planNodePorts(type, oldSpec);
     return plan;
   }
@@ -196,6 +210,7 @@ final class ServiceAllocationPlan {
       if (requested.size() > 1 || !HEADLESS.equals(requested.get(0))) {
         throw AdmissionDenied.invalid("spec.clusterIPs: \"None\" (headless) must be the only entry");
       }
+      headless = true;
       return;  // headless: no address
     }
     String policy = spec.getIpFamilyPolicy() == null ? "SingleStack" : spec.getIpFamilyPolicy();
@@ -313,6 +328,7 @@ final class ServiceAllocationPlan {
     }
     Map<Integer, List<Integer>> byPortNumber = new LinkedHashMap<>();
     Map<String, Integer> explicit = new LinkedHashMap<>();
+    Map<Integer, Integer> firstWithNodePort = new LinkedHashMap<>();
     for (int i = 0; i < ports.size(); i++) {
       ServicePort port = ports.get(i);
       int nodePort = port.getNodePort() == null ? 0 : port.getNodePort();
@@ -325,9 +341,17 @@ final class ServiceAllocationPlan {
             + "; use type NodePort or LoadBalancer, or remove it");
       }
       String protocol = port.getProtocol() == null ? "TCP" : port.getProtocol();
-      if (nodePort != 0 && explicit.put(nodePort + "/" + protocol, i) != null) {
+      Integer first = nodePort == 0 ? null : explicit.putIfAbsent(nodePort + "/" + protocol, i);
+      if (first != null) {
         throw AdmissionDenied.invalid(field + ": " + nodePort + "/" + protocol + " is already used by spec.ports["
-            + explicit.get(nodePort + "/" + protocol) + "]");
+            + first + "]");
+      }
+      Integer other = nodePort == 0 ? null : firstWithNodePort.putIfAbsent(nodePort, i);
+      if (other != null && !Objects.equals(ports.get(other).getPort(), port.getPort())) {
+        // Upstream's TestCreateInitNodePorts "multi-port multi-proto conflict".
+        throw AdmissionDenied.invalid(field + ": " + nodePort + " is already used by spec.ports[" + other
+            + "] (port " + ports.get(other).getPort() + "); only ports with the same port number (53/TCP and"
+            + " 53/UDP) may share a nodePort");
       }
       byPortNumber.computeIfAbsent(port.getPort() == null ? -1 - i : port.getPort(), k -> new ArrayList<>()).add(i);
     }
@@ -379,6 +403,17 @@ final class ServiceAllocationPlan {
     }
     if (asked < 0 || asked > 65535) {
       throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is not a port number (1-65535)");
+    }
+    if (oldHealthCheck != null && oldHealthCheck != 0 && asked != oldHealthCheck) {
+      throw AdmissionDenied.invalid("spec.healthCheckNodePort: field is immutable once set: it is " + oldHealthCheck
+          + " and cannot become " + asked);
+    }
+    List<ServicePort> ports = spec.getPorts() == null ? List.of() : spec.getPorts();
+    for (int i = 0; i < ports.size(); i++) {
+      if (asked != 0 && Objects.equals(ports.get(i).getNodePort(), asked)) {
+        throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is already spec.ports[" + i
+            + "].nodePort; the health check needs a port of its own");
+      }
     }
     PortClaim claim = addPortClaim(asked == 0 ? PortClaim.dynamic()
         : Objects.equals(oldHealthCheck, asked) ? PortClaim.kept(asked) : PortClaim.specific(asked),

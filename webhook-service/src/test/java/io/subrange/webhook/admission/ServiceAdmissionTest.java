@@ -298,6 +298,74 @@ class ServiceAdmissionTest {
     }
   }
 
+  // ---- upstream's Service storage tables (kubernetes pkg/registry/core/service/storage) ------
+
+  /** TestCreateInitNodePorts, "multi-port multi-proto conflict": 93/TCP and 76/UDP on 30093. */
+  @Test
+  void oneNodePortForTwoPortNumbersIsRefused() {
+    ObjectNode svc = service("up", "multiproto", "NodePort", null);
+    ((ObjectNode) svc.path("spec").path("ports").get(0)).put("port", 93).put("nodePort", 30093);
+    port(svc, "q", 76, "UDP", 30093);
+    assertDenied(svc, 422, "spec.ports[1].nodePort: 30093 is already used by spec.ports[0] (port 93)");
+
+    // ... while the same port number over two protocols shares one (TestCreateInitNodePorts
+    // "multi-port same-port multi-proto").
+    ObjectNode shared = service("up", "dns", "NodePort", null);
+    ((ObjectNode) shared.path("spec").path("ports").get(0)).put("port", 53).put("nodePort", 30053);
+    port(shared, "dns-udp", 53, "UDP", 30053);
+    JsonNode ports = create(shared).path("spec").path("ports");
+    assertThat(ports.get(0).path("nodePort").asInt()).isEqualTo(ports.get(1).path("nodePort").asInt()).isEqualTo(30053);
+  }
+
+  /** TestCreateInitNodePorts "explicit health check port conflicts with node port" (later tables). */
+  @Test
+  void aHealthCheckNodePortThatIsAlsoANodePortIsRefused() {
+    ObjectNode svc = service("up", "same-hc", "LoadBalancer", null);
+    ((ObjectNode) svc.path("spec")).put("externalTrafficPolicy", "Local").put("healthCheckNodePort", 30111);
+    ((ObjectNode) svc.path("spec").path("ports").get(0)).put("nodePort", 30111);
+    assertDenied(svc, 422, "spec.healthCheckNodePort: 30111 is already spec.ports[0].nodePort");
+  }
+
+  /** TestServiceRegistryUpdateLoadBalancerService / healthCheckNodePort immutable on update. */
+  @Test
+  void aHealthCheckNodePortCannotChange() {
+    ObjectNode svc = service("up", "hc-fixed", "LoadBalancer", null);
+    ((ObjectNode) svc.path("spec")).put("externalTrafficPolicy", "Local");
+    JsonNode stored = create(svc);
+    int health = stored.path("spec").path("healthCheckNodePort").asInt();
+    ObjectNode changed = stored.deepCopy();
+    ((ObjectNode) changed.path("spec")).put("healthCheckNodePort", health == 31999 ? 31998 : 31999);
+    JsonNode response = admit(update(stored, changed, false)).path("response");
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("message").asText())
+        .startsWith("spec.healthCheckNodePort: field is immutable once set: it is " + health);
+    // Leaving it out keeps it.
+    ObjectNode omitted = stored.deepCopy();
+    ((ObjectNode) omitted.path("spec")).remove("healthCheckNodePort");
+    assertThat(updateTo(stored, omitted).path("spec").path("healthCheckNodePort").asInt()).isEqualTo(health);
+  }
+
+  /** ExternalName with a healthCheckNodePort: refused as upstream validation refuses it, not stripped. */
+  @Test
+  void externalNameWithAHealthCheckNodePortIsRefused() {
+    ObjectNode svc = service("up", "ext-hc", "ExternalName", null);
+    ((ObjectNode) svc.path("spec")).put("externalName", "example.com").put("healthCheckNodePort", 30222);
+    ((ArrayNode) svc.path("spec").path("ports")).removeAll();
+    assertDenied(svc, 422, "spec.healthCheckNodePort: may not be set for a Service of type ExternalName");
+  }
+
+  /** Headless NodePort/LoadBalancer: the API server refuses them, so nothing is held for them. */
+  @Test
+  void headlessNodePortAndLoadBalancerServicesHoldNoNodePorts() {
+    for (String type : List.of("NodePort", "LoadBalancer")) {
+      ObjectNode svc = service("up", "headless-" + type.toLowerCase(), type, "None");
+      ((ObjectNode) svc.path("spec")).put("externalTrafficPolicy", "Local");
+      JsonNode spec = create(svc).path("spec");
+      assertThat(spec.path("ports").get(0).has("nodePort")).as(type).isFalse();
+      assertThat(spec.has("healthCheckNodePort")).as(type).isFalse();
+    }
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   private JsonNode create(ObjectNode service) {

@@ -213,7 +213,26 @@ final class ServiceAllocationPlan {
       headless = true;
       return;  // headless: no address
     }
-    String policy = spec.getIpFamilyPolicy() == null ? "SingleStack" : spec.getIpFamilyPolicy();
+    String policy = spec.getIpFamilyPolicy();
+    if (policy == null && (nonEmpty(spec.getIpFamilies()).size() == 2 || requested.size() == 2)) {
+      policy = "RequireDualStack";  // asking for two without a policy: upstream's TestCreateInitIPFields
+    }
+    policy = policy == null ? "SingleStack" : policy;
+    List<String> oldListed = oldSpec == null ? List.of() : nonEmpty(oldSpec.getClusterIPs());
+    if (oldListed.size() == 2 && requested.size() == 2 && "SingleStack".equals(spec.getIpFamilyPolicy())) {
+      // Dual-stack to SingleStack keeps the primary and gives the secondary up (released once
+      // the change is stored): upstream's TestUpdateIPsFromDualStack, kubectl patch included.
+      requested = List.of(requested.get(0));
+      listed = listed.isEmpty() ? listed : List.of(listed.get(0));
+      spec.setClusterIPs(new ArrayList<>(requested));
+      List<String> names = nonEmpty(spec.getIpFamilies());
+      if (names.size() == 2) {
+        spec.setIpFamilies(new ArrayList<>(names.subList(0, 1)));
+      }
+    } else if (oldListed.size() == 2 && requested.size() == 1 && !policy.equals("SingleStack")) {
+      throw AdmissionDenied.invalid("spec.clusterIPs: may not be shortened from " + oldListed + " unless"
+          + " spec.ipFamilyPolicy becomes SingleStack");
+    }
     if (!POLICIES.contains(policy)) {
       throw AdmissionDenied.invalid("spec.ipFamilyPolicy: \"" + policy + "\" is not one of SingleStack,"
           + " PreferDualStack, RequireDualStack");

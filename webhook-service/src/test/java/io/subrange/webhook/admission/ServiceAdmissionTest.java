@@ -153,10 +153,10 @@ class ServiceAdmissionTest {
 
     ObjectNode none = service("lb", "none", "LoadBalancer", null);
     ((ObjectNode) none.path("spec")).put("allocateLoadBalancerNodePorts", false);
-    port(none, "asked", 443, "TCP", 30443);
+    port(none, "asked", 443, "TCP", 30044);
     JsonNode noneSpec = create(none).path("spec");
     assertThat(noneSpec.path("ports").get(0).has("nodePort")).as("none allocated").isFalse();
-    assertThat(noneSpec.path("ports").get(1).path("nodePort").asInt()).as("requested is honoured").isEqualTo(30443);
+    assertThat(noneSpec.path("ports").get(1).path("nodePort").asInt()).as("requested is honoured").isEqualTo(30044);
     assertThat(noneSpec.has("healthCheckNodePort")).isFalse();
   }
 
@@ -281,11 +281,13 @@ class ServiceAdmissionTest {
 
   @Test
   void dryRunsAllocateNothingForPortsEither() {
+    // Ports asked for by number come from the static band (30000-30085), which no dynamic
+    // allocation of another test can have taken.
     ObjectNode np = service("dry", "ports", "NodePort", null);
-    ((ObjectNode) np.path("spec").path("ports").get(0)).put("nodePort", 30555);
+    ((ObjectNode) np.path("spec").path("ports").get(0)).put("nodePort", 30055);
     assertThat(admit(review("CREATE", np, true)).path("response").path("allowed").asBoolean()).isTrue();
     ObjectNode real = service("dry", "real", "NodePort", null);
-    ((ObjectNode) real.path("spec").path("ports").get(0)).put("nodePort", 30555);
+    ((ObjectNode) real.path("spec").path("ports").get(0)).put("nodePort", 30055);
     assertThat(admit(review("CREATE", real, false)).path("response").path("allowed").asBoolean()).isTrue();
   }
 
@@ -352,6 +354,47 @@ class ServiceAdmissionTest {
     ((ObjectNode) svc.path("spec")).put("externalName", "example.com").put("healthCheckNodePort", 30222);
     ((ArrayNode) svc.path("spec").path("ports")).removeAll();
     assertDenied(svc, 422, "spec.healthCheckNodePort: may not be set for a Service of type ExternalName");
+  }
+
+  /** TestCreateInitIPFields: no policy with two families, or two addresses, is RequireDualStack. */
+  @Test
+  void twoFamiliesOrTwoAddressesWithoutAPolicyAreRequireDualStack() {
+    ObjectNode families = service("up", "two-families", "ClusterIP", null);
+    ((ObjectNode) families.path("spec")).putArray("ipFamilies").add("IPv6").add("IPv4");
+    JsonNode spec = create(families).path("spec");
+    assertThat(spec.path("ipFamilyPolicy").asText()).isEqualTo("RequireDualStack");
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv6", "IPv4");
+    assertThat(spec.path("clusterIPs")).hasSize(2);
+
+    ObjectNode addresses = service("up", "two-ips", "ClusterIP", null);
+    ((ObjectNode) addresses.path("spec")).putArray("clusterIPs").add("10.0.0.77").add("fd00::77");
+    JsonNode pair = create(addresses).path("spec");
+    assertThat(pair.path("ipFamilyPolicy").asText()).isEqualTo("RequireDualStack");
+    assertThat(texts(pair.path("clusterIPs"))).containsExactly("10.0.0.77", "fd00::77");
+  }
+
+  /** TestUpdateIPsFromDualStack: to SingleStack keeps the primary; shortened without it is refused. */
+  @Test
+  void dualStackToSingleStackKeepsThePrimaryAndShorteningOtherwiseIsRefused() {
+    ObjectNode svc = service("up", "downgrade", "ClusterIP", null);
+    ((ObjectNode) svc.path("spec")).put("ipFamilyPolicy", "RequireDualStack");
+    JsonNode stored = create(svc);
+    String primary = stored.path("spec").path("clusterIPs").get(0).asText();
+
+    ObjectNode shortened = stored.deepCopy();
+    ((ObjectNode) shortened.path("spec")).putArray("clusterIPs").add(primary);
+    ((ObjectNode) shortened.path("spec")).putArray("ipFamilies").add("IPv4");
+    JsonNode refused = admit(update(stored, shortened, false)).path("response");
+    assertThat(refused.path("allowed").asBoolean()).isFalse();
+    assertThat(refused.path("status").path("message").asText()).startsWith("spec.clusterIPs: may not be shortened");
+
+    // As `kubectl patch -p '{"spec":{"ipFamilyPolicy":"SingleStack"}}'` sends it: both still listed.
+    ObjectNode single = stored.deepCopy();
+    ((ObjectNode) single.path("spec")).put("ipFamilyPolicy", "SingleStack");
+    JsonNode spec = updateTo(stored, single).path("spec");
+    assertThat(texts(spec.path("clusterIPs"))).containsExactly(primary);
+    assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv4");
+    assertThat(spec.path("clusterIP").asText()).isEqualTo(primary);
   }
 
   /** Headless NodePort/LoadBalancer: the API server refuses them, so nothing is held for them. */

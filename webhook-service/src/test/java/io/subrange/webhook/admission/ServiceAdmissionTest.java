@@ -366,11 +366,12 @@ class ServiceAdmissionTest {
     assertThat(texts(spec.path("ipFamilies"))).containsExactly("IPv6", "IPv4");
     assertThat(spec.path("clusterIPs")).hasSize(2);
 
+    // Static-band addresses, which no dynamic allocation of another test can have taken.
     ObjectNode addresses = service("up", "two-ips", "ClusterIP", null);
-    ((ObjectNode) addresses.path("spec")).putArray("clusterIPs").add("10.0.0.77").add("fd00::77");
+    ((ObjectNode) addresses.path("spec")).putArray("clusterIPs").add("10.0.0.14").add("fd00::e");
     JsonNode pair = create(addresses).path("spec");
     assertThat(pair.path("ipFamilyPolicy").asText()).isEqualTo("RequireDualStack");
-    assertThat(texts(pair.path("clusterIPs"))).containsExactly("10.0.0.77", "fd00::77");
+    assertThat(texts(pair.path("clusterIPs"))).containsExactly("10.0.0.14", "fd00::e");
   }
 
   /** TestUpdateIPsFromDualStack: to SingleStack keeps the primary; shortened without it is refused. */

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * manifests/monitoring/prometheusrule.yaml is valid Prometheus: its rule groups pass
  * `promtool check rules` (Debian's prometheus package; .ci/run installs it). That the metrics it
- * and the dashboard name are ones subrange serves is checked on running processes
- * (MonitoringMetricsIT, and InstalledSubrangeIT on the installed pods).
+ * and the dashboard name are ones subrange serves is checked on a running install
+ * (InstalledSubrangeIT).
  */
 class MonitoringRulesTest {
 

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
@@ -73,8 +74,9 @@ final class PodCidrAssignment implements AutoCloseable {
       return CompletableFuture.completedFuture(false);
     }
     Map<String, String> labels = node.getMetadata().getLabels() == null ? Map.of() : node.getMetadata().getLabels();
-    return store.reservePodCidrs(new io.subrange.allocator.podcidr.Node(name, labels), List.of(), false)
-        .thenApplyAsync(allocation -> write(name, NodePodCidrs.inOrder(allocation, primary)), writer)
+    io.subrange.allocator.podcidr.Node view = new io.subrange.allocator.podcidr.Node(name, labels);
+    return store.reservePodCidrs(view, List.of(), false)
+        .thenApplyAsync(allocation -> write(view, NodePodCidrs.inOrder(allocation, primary)), writer)
         .handle((written, failure) -> {
           inFlight.remove(name);
           if (failure == null) {
@@ -92,14 +94,16 @@ final class PodCidrAssignment implements AutoCloseable {
         });
   }
 
-  private boolean write(String name, List<String> blocks) {
+  private boolean write(io.subrange.allocator.podcidr.Node view, List<String> blocks) {
+    String name = view.name();
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
       Node current = client.nodes().withName(name).get();
       if (current == null || current.getMetadata().getDeletionTimestamp() != null) {
         return false;  // gone or going: the release path frees what it held
       }
-      if (!Carried.podCidrs(current).isEmpty()) {
-        log.info("Node {} got pod CIDRs {} meanwhile; keeping them", name, current.getSpec().getPodCIDRs());
+      List<Cidr> carried = Carried.podCidrs(current);
+      if (!carried.isEmpty()) {
+        keepTheirs(view, blocks, carried);
         return false;
       }
       String patch = "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\""
@@ -120,6 +124,20 @@ final class PodCidrAssignment implements AutoCloseable {
     }
     log.warn("Node {} kept changing; its pod CIDRs {} stay reserved and the next pass writes them", name, blocks);
     return false;
+  }
+
+  /**
+   * The node got pod CIDRs from elsewhere between our reservation and our write (set while the
+   * webhook was down, so the store never recorded them): it keeps them, the store holds those
+   * for it instead of ours, and ours go back to the free blocks. Left as they were, the store
+   * would hold blocks the node does not carry and let another node have the ones it does.
+   */
+  private void keepTheirs(io.subrange.allocator.podcidr.Node view, List<String> ours, List<Cidr> carried) {
+    log.info("Node {} got pod CIDRs {} meanwhile; keeping them and freeing {}", view.name(), carried, ours);
+    if (carried.stream().map(Cidr::toString).sorted().toList().equals(ours.stream().sorted().toList())) {
+      return;
+    }
+    store.releasePodCidrs(view.name()).thenCompose(freed -> store.recordPodCidrs(view, carried)).join();
   }
 
   @Override

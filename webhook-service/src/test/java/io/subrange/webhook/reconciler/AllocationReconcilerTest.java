@@ -21,6 +21,7 @@ import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.store.InProcessStateRebuild;
 import java.time.Clock;
@@ -203,6 +204,30 @@ class AllocationReconcilerTest {
     reconciler.compare();
     assertThat(client.nodes().withName("early").get().getSpec().getPodCIDR()).isEqualTo(early.getSpec().getPodCIDR());
     assertThat(metrics.repairs("podcidr", "assigned")).isEqualTo(2.0);
+  }
+
+  /**
+   * A node that got pod CIDRs elsewhere (webhook down) between our reservation and our write
+   * keeps them; the store then holds those for it, not ours.
+   */
+  @Test
+  void podCidrsANodeGotMeanwhileAreRecordedAndOursFreed() {
+    startWatching();
+    reconciler.rebuildMissing();
+    Node stale = new NodeBuilder().withNewMetadata().withName("raced").endMetadata().build();
+    client.nodes().resource(new NodeBuilder(stale).withNewSpec().withPodCIDR("10.244.9.0/24")
+        .withPodCIDRs("10.244.9.0/24").endSpec().build()).create();
+
+    try (PodCidrAssignment assignment = new PodCidrAssignment(store, client, new RepairEvents(client), metrics,
+        IpFamily.IPV4)) {
+      assertThat(assignment.assign(stale).join()).as("nothing written over the node's own").isFalse();
+    }
+    assertThat(store.allocations()).filteredOn(a -> a.kind() == RangeKey.Kind.POD_CIDRS)
+        .singleElement().satisfies(a -> {
+          assertThat(a.holder().name()).isEqualTo("raced");
+          assertThat(a.value()).isEqualTo("10.244.9.0/24");
+        });
+    assertThat(client.nodes().withName("raced").get().getSpec().getPodCIDRs()).containsExactly("10.244.9.0/24");
   }
 
   private Service service(String namespace, String name, String clusterIp, Integer nodePort) {

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.api.model.StatusDetails;
-import io.fabric8.kubernetes.api.model.StatusDetailsBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponseBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReview;
@@ -75,9 +74,7 @@ final class AdmissionAnswers {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null
         ? failure.getCause() : failure;
     if (cause instanceof AdmissionDenied denied) {
-      StatusDetails details = denied.detailsName() == null ? null
-          : new StatusDetailsBuilder().withName(denied.detailsName()).withKind(denied.detailsKind()).build();
-      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), details);
+      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), denied.details());
     }
     if (cause instanceof TimeoutException) {
       // The answer must not claim an allocation that is not durable; a late one is reclaimed.

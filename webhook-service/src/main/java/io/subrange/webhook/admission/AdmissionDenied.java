@@ -1,5 +1,8 @@
 package io.subrange.webhook.admission;
 
+import io.fabric8.kubernetes.api.model.StatusDetails;
+import io.fabric8.kubernetes.api.model.StatusDetailsBuilder;
+
 /**
  * A request subrange refuses, with the HTTP status code and Kubernetes {@code Status.reason}
  * the API server passes on to the client, and a message a person can act on.
@@ -8,20 +11,18 @@ public final class AdmissionDenied extends RuntimeException {
 
   private final int code;
   private final String reason;
-  /** Status.details, as kube-apiserver fills them for this reason: the object's name and kind. */
-  private final String detailsName;
-  private final String detailsKind;
+  /** Status.details, as kube-apiserver fills them for this reason; null for most denials. */
+  private final StatusDetails details;
 
   private AdmissionDenied(int code, String reason, String message) {
-    this(code, reason, message, null, null);
+    this(code, reason, message, null);
   }
 
-  private AdmissionDenied(int code, String reason, String message, String detailsName, String detailsKind) {
+  private AdmissionDenied(int code, String reason, String message, StatusDetails details) {
     super(message, null, false, false);
     this.code = code;
     this.reason = reason;
-    this.detailsName = detailsName;
-    this.detailsKind = detailsKind;
+    this.details = details;
   }
 
   /**
@@ -31,7 +32,8 @@ public final class AdmissionDenied extends RuntimeException {
    * @param resource the plural resource name, as upstream's message has it ("services")
    */
   public static AdmissionDenied alreadyExists(String resource, String name) {
-    return new AdmissionDenied(409, "AlreadyExists", resource + " \"" + name + "\" already exists", name, resource);
+    return new AdmissionDenied(409, "AlreadyExists", resource + " \"" + name + "\" already exists",
+        new StatusDetailsBuilder().withName(name).withKind(resource).build());
   }
 
   /** 422: the request itself is wrong (malformed or out of range). */
@@ -57,13 +59,8 @@ public final class AdmissionDenied extends RuntimeException {
     return reason;
   }
 
-  /** The name for Status.details, or null when the denial carries none. */
-  public String detailsName() {
-    return detailsName;
-  }
-
-  /** The kind (plural resource) for Status.details, or null. */
-  public String detailsKind() {
-    return detailsKind;
+  /** Status.details for the answer, or null when the denial carries none. */
+  public StatusDetails details() {
+    return details;
   }
 }

@@ -1,8 +1,10 @@
 package io.subrange.webhook.lifecycle;
 
+import io.subrange.webhook.config.SubrangeProperties;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
@@ -36,7 +38,14 @@ public class ShutdownDrain implements SmartLifecycle, WebFilter {
   private volatile boolean running;
   private volatile boolean draining;
 
-  public ShutdownDrain(@Value("${subrange.shutdown.drain:5s}") Duration drain, ApplicationEventPublisher events) {
+  @Autowired
+  public ShutdownDrain(@Value("${subrange.shutdown.drain:5s}") Duration drain, SubrangeProperties properties,
+      ApplicationEventPublisher events) {
+    // Only admission has callers that keep connections: a reconciler stops at once.
+    this(properties.role().admits() ? drain : Duration.ZERO, events);
+  }
+
+  ShutdownDrain(Duration drain, ApplicationEventPublisher events) {
     this.drain = drain;
     this.events = events;
   }

@@ -137,6 +137,15 @@ public final class Processes {
     }
   }
 
+  /** A file's text, or "" while it does not exist yet (a process's output file before it writes). */
+  public static String readOrEmpty(Path file) {
+    try {
+      return Files.exists(file) ? Files.readString(file) : "";
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** The java executable running this JVM, to start the webhook jar with the same JDK. */
   public static String javaExecutable() {
     return ProcessHandle.current().info().command()

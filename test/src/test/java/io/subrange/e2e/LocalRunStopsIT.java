@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.subrange.testing.Processes;
 import io.subrange.testing.RepoLayout;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,8 +30,8 @@ class LocalRunStopsIT {
     Process local = builder.start();
     List<ProcessHandle> started;
     try {
-      assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> read(out).contains("Ctrl-C")))
-          .as("local run ready: " + read(out)).isTrue();
+      assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> Processes.readOrEmpty(out).contains("Ctrl-C")))
+          .as("local run ready: " + Processes.readOrEmpty(out)).isTrue();
       started = local.descendants().toList();
       assertThat(started).extracting(p -> p.info().command().orElse(""))
           .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
@@ -47,14 +44,6 @@ class LocalRunStopsIT {
       assertThat(Processes.pollUntil(Duration.ofSeconds(15), 200, () -> !child.isAlive()))
           .as("%s stopped with it", child.info().command().orElse("pid " + child.pid())).isTrue();
     }
-    assertThat(read(out)).contains("Stopping subrange, kube-apiserver and etcd");
-  }
-
-  private static String read(Path file) {
-    try {
-      return Files.exists(file) ? Files.readString(file) : "";
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    assertThat(Processes.readOrEmpty(out)).contains("Stopping subrange, kube-apiserver and etcd");
   }
 }

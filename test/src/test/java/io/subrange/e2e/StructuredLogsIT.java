@@ -6,9 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.subrange.testing.Processes;
 import io.subrange.testing.RepoLayout;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -39,13 +36,13 @@ class StructuredLogsIT {
         "SUBRANGE_SHUTDOWN_DRAIN", "0s"));
     Process process = builder.start();
     try {
-      assertThat(Processes.pollUntil(Duration.ofSeconds(60), 200, () -> read(log).contains("Started SubrangeApplication")))
-          .as("the jar started: " + read(log)).isTrue();
+      assertThat(Processes.pollUntil(Duration.ofSeconds(60), 200, () -> Processes.readOrEmpty(log).contains("Started SubrangeApplication")))
+          .as("the jar started: " + Processes.readOrEmpty(log)).isTrue();
     } finally {
       process.destroy();
       process.waitFor();
     }
-    List<String> lines = read(log).lines().filter(l -> !l.isBlank()).toList();
+    List<String> lines = Processes.readOrEmpty(log).lines().filter(l -> !l.isBlank()).toList();
     assertThat(lines).hasSizeGreaterThan(3);
     for (String line : lines) {
       JsonNode entry = JSON.readTree(line);
@@ -55,13 +52,5 @@ class StructuredLogsIT {
     }
     assertThat(lines).anySatisfy(line -> assertThat(JSON.readTree(line).path("message").asText())
         .startsWith("Started SubrangeApplication"));
-  }
-
-  private static String read(Path file) {
-    try {
-      return Files.exists(file) ? Files.readString(file) : "";
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

@@ -189,6 +189,39 @@ class ServiceSemanticsIT {
     assertThat(replaced.getSpec().getHealthCheckNodePort()).isEqualTo(created.getSpec().getHealthCheckNodePort());
   }
 
+  /** kube-apiserver keeps an IPv6 address as written; so must subrange, on create and update. */
+  @Test
+  void ipv6AddressesAreStoredAsTheClientWroteThem() {
+    Service created = create(service("v6-long").editSpec().withIpFamilyPolicy("RequireDualStack")
+        .withClusterIPs("10.96.0.61", "fd00:96:0:0:0:0:0:61").endSpec().build());
+    assertThat(created.getSpec().getClusterIPs()).containsExactly("10.96.0.61", "fd00:96:0:0:0:0:0:61");
+    Service relabelled = client.services().inNamespace(NAMESPACE).withName("v6-long")
+        .edit(s -> new ServiceBuilder(s).editMetadata().addToLabels("tier", "web").endMetadata().build());
+    assertThat(relabelled.getSpec().getClusterIPs()).containsExactly("10.96.0.61", "fd00:96:0:0:0:0:0:61");
+    // The same address spelled short is the same address, and it is taken.
+    KubernetesClientException clash = refused(() -> create(service("v6-short").editSpec()
+        .withIpFamilies("IPv6").withClusterIP("fd00:96::61").endSpec().build()));
+    assertThat(clash.getMessage()).contains("fd00:96::61 is already allocated to Service " + NAMESPACE + "/v6-long");
+  }
+
+  /**
+   * Upstream's TestUpdatePatchAllocatedValues "partial-swap-ports": p takes q's nodePort and q is
+   * sent without one; q's old value is p's now, so q gets another, and the update goes through.
+   */
+  @Test
+  void aPartialSwapOfNodePortsGoesThrough() {
+    create(service("partial-swap", port("p", 867, "TCP", 30061), port("q", 5309, "TCP", 30062)).editSpec()
+        .withType("NodePort").endSpec().build());
+    Service swapped = client.services().inNamespace(NAMESPACE).withName("partial-swap").edit(s -> {
+      Service changed = new ServiceBuilder(s).build();
+      changed.getSpec().getPorts().get(0).setNodePort(30062);
+      changed.getSpec().getPorts().get(1).setNodePort(null);
+      return changed;
+    });
+    assertThat(swapped.getSpec().getPorts().get(0).getNodePort()).isEqualTo(30062);
+    assertThat(swapped.getSpec().getPorts().get(1).getNodePort()).isNotEqualTo(30062).isBetween(30000, 32767);
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   private Service create(Service service) {

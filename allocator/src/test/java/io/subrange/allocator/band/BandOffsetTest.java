@@ -37,4 +37,41 @@ class BandOffsetTest {
   void nodePortRanges(long ports, long expected) {
     assertThat(BandOffset.forNodePorts(ports)).isEqualTo(expected);
   }
+
+  /** ipallocator Test_calculateRangeOffset, case names as upstream has them. */
+  @ParameterizedTest(name = "Test_calculateRangeOffset/{0}: {1} -> {2}")
+  @CsvSource({
+      "full mask IPv4, 192.168.1.1/32, 0",
+      "full mask IPv6, fd00::1/128, 0",
+      "very small mask IPv4, 192.168.1.1/30, 0",
+      "very small mask IPv6, fd00::1/126, 0",
+      "small mask IPv4, 192.168.1.1/28, 0",
+      "small mask IPv4, 192.168.1.1/27, 16",
+      "small mask IPv6, fd00::1/124, 0",
+      "small mask IPv6, fd00::1/122, 16",
+      "medium mask IPv4, 192.168.1.1/22, 64",
+      "medium mask IPv6, fd00::1/118, 64",
+      "large mask IPv4, 192.168.1.1/8, 256",
+      "large mask IPv6, fd00::1/12, 256",
+  })
+  void upstreamIpallocatorCalculateRangeOffset(String name, String cidr, long expected) {
+    int prefix = Integer.parseInt(cidr.substring(cidr.indexOf('/') + 1));
+    int bits = cidr.contains(":") ? 128 : 32;
+    assertThat(BandOffset.forServiceIpBlock(bits - prefix)).as(name).isEqualTo(expected);
+  }
+
+  /** portallocator Test_calculateRangeOffset: range size (from 30000) to static band size. */
+  @ParameterizedTest(name = "Test_calculateRangeOffset/{0}: {1} ports -> {2}")
+  @CsvSource({
+      "default node port range, 2768, 86",
+      "very small node port range, 10, 0",
+      "small node port range (lower boundary), 16, 0",
+      "small node port range, 128, 16",
+      "medium node port range, 2048, 64",
+      "large node port range (upper boundary), 4096, 128",
+      "large node port range, 8192, 128",
+  })
+  void upstreamPortallocatorCalculateRangeOffset(String name, long size, long expected) {
+    assertThat(BandOffset.forNodePorts(size)).as(name).isEqualTo(expected);
+  }
 }

@@ -12,6 +12,7 @@ import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.admission.AdmissionDenied;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -56,6 +57,11 @@ final class ServiceAllocationPlan {
   /** For each port claim, the indexes of spec.ports it serves; -1 means healthCheckNodePort. */
   private final Map<PortClaim, List<Integer>> portTargets = new IdentityHashMap<>();
   private boolean touchesAddresses;
+  /**
+   * The addresses the Service asked for, as the client wrote them: kube-apiserver stores
+   * {@code 2000:0:0:0:0:0:0:1} as it is, so subrange must not rewrite it to {@code 2000::1}.
+   */
+  private final List<String> requestedTexts = new ArrayList<>();
 
   private ServiceAllocationPlan(ServiceSpec spec) {
     this.spec = spec;
@@ -147,7 +153,9 @@ final class ServiceAllocationPlan {
   void apply(Reservation reservation) {
     if (touchesAddresses && !reservation.ips().isEmpty()) {
       List<String> addresses = new ArrayList<>();
-      reservation.ips().forEach(a -> addresses.add(a.address().toString()));
+      for (int i = 0; i < reservation.ips().size(); i++) {
+        addresses.add(i < requestedTexts.size() ? requestedTexts.get(i) : reservation.ips().get(i).address().toString());
+      }
       spec.setClusterIPs(addresses);
       spec.setClusterIP(addresses.get(0));
       List<String> familyNames = new ArrayList<>();
@@ -270,9 +278,9 @@ final class ServiceAllocationPlan {
             + " PreferDualStack, or add a " + other + " Service range");
       }
     }
-    List<String> oldIps = oldSpec == null ? List.of() : nonEmpty(oldSpec.getClusterIPs());
+    Set<IpAddress> oldIps = oldAddresses(oldSpec);
     for (int i = 0; i < wanted.size(); i++) {
-      boolean kept = i < addresses.size() && oldIps.contains(addresses.get(i).toString());
+      boolean kept = i < addresses.size() && oldIps.contains(addresses.get(i));
       if (!kept && !configured.has(wanted.get(i))) {
         // An address the Service already holds stays valid while its range is being deleted.
         throw configured.configured().isEmpty() ? ServiceFamilies.noneLive()
@@ -283,13 +291,29 @@ final class ServiceAllocationPlan {
     families.addAll(wanted);
     spec.setIpFamilyPolicy(policy);
     touchesAddresses = true;
+    requestedTexts.addAll(requested);
     for (int i = 0; i < wanted.size(); i++) {
       IpClaim claim = i >= addresses.size() ? IpClaim.dynamic(wanted.get(i))
-          : oldIps.contains(addresses.get(i).toString()) ? IpClaim.kept(addresses.get(i))
+          : oldIps.contains(addresses.get(i)) ? IpClaim.kept(addresses.get(i))
           : IpClaim.specific(addresses.get(i));
       ipClaims.add(claim);
       fields.put(claim, i < addresses.size() && listed.isEmpty() ? "spec.clusterIP" : "spec.clusterIPs[" + i + "]");
     }
+  }
+
+  /** The addresses the stored Service carries, compared as addresses, not as text. */
+  private static Set<IpAddress> oldAddresses(ServiceSpec oldSpec) {
+    Set<IpAddress> addresses = new HashSet<>();
+    if (oldSpec != null) {
+      for (String text : nonEmpty(oldSpec.getClusterIPs())) {
+        try {
+          addresses.add(IpAddress.parse(text));
+        } catch (AddressFormatException e) {
+          // "None", or a value the API server would not have stored: nothing to keep
+        }
+      }
+    }
+    return addresses;
   }
 
   private List<IpFamily> askedFamilies() {
@@ -334,18 +358,24 @@ final class ServiceAllocationPlan {
 
   // ---- ports ------------------------------------------------------------------------------
 
+  /**
+   * NodePorts as kube-apiserver gives them. On create, ports with the same number share one
+   * (53/TCP and 53/UDP), and one nodePort may not serve two port numbers. On update, omitted
+   * nodePorts come back from the stored object by port name unless another port now claims that
+   * value, and each port still without one gets its own (upstream's patchAllocatedValues and
+   * updateNodePorts; TestUpdatePatchAllocatedValues "swap-ports" and "partial-swap-ports").
+   */
   private void planNodePorts(String type, ServiceSpec oldSpec) {
-    boolean usesNodePorts = type.equals("NodePort") || type.equals("LoadBalancer");
-    boolean allocates = type.equals("NodePort")
-        || (type.equals("LoadBalancer") && !Boolean.FALSE.equals(spec.getAllocateLoadBalancerNodePorts()));
+    boolean usesNodePorts = usesNodePorts(type);
+    boolean allocates = allocatesNodePorts(spec);
     boolean wantsHealthCheck = type.equals("LoadBalancer") && "Local".equals(spec.getExternalTrafficPolicy());
     List<ServicePort> ports = spec.getPorts() == null ? List.of() : spec.getPorts();
+    boolean creating = oldSpec == null;
     if (!usesNodePorts) {
       dropPorts(oldSpec, false);
-    } else if (oldSpec != null) {
-      restorePorts(ports, oldSpec);
+    } else if (!creating && usesNodePorts(oldSpec.getType()) && allocates) {
+      patchOmittedNodePorts(ports, oldSpec);
     }
-    Map<Integer, List<Integer>> byPortNumber = new LinkedHashMap<>();
     Map<String, Integer> explicit = new LinkedHashMap<>();
     Map<Integer, Integer> firstWithNodePort = new LinkedHashMap<>();
     for (int i = 0; i < ports.size(); i++) {
@@ -359,52 +389,67 @@ final class ServiceAllocationPlan {
         throw AdmissionDenied.invalid(field + ": may not be set for a Service of type " + type
             + "; use type NodePort or LoadBalancer, or remove it");
       }
-      String protocol = port.getProtocol() == null ? "TCP" : port.getProtocol();
-      Integer first = nodePort == 0 ? null : explicit.putIfAbsent(nodePort + "/" + protocol, i);
+      Integer first = nodePort == 0 ? null : explicit.putIfAbsent(nodePort + "/" + protocol(port), i);
       if (first != null) {
-        throw AdmissionDenied.invalid(field + ": " + nodePort + "/" + protocol + " is already used by spec.ports["
+        throw AdmissionDenied.invalid(field + ": " + nodePort + "/" + protocol(port) + " is already used by spec.ports["
             + first + "]");
       }
       Integer other = nodePort == 0 ? null : firstWithNodePort.putIfAbsent(nodePort, i);
-      if (other != null && !Objects.equals(ports.get(other).getPort(), port.getPort())) {
-        // Upstream's TestCreateInitNodePorts "multi-port multi-proto conflict".
+      if (creating && other != null && !Objects.equals(ports.get(other).getPort(), port.getPort())) {
+        // Upstream's TestCreateInitNodePorts "multi-port multi-proto conflict" (create only:
+        // upstream's update path allows it).
         throw AdmissionDenied.invalid(field + ": " + nodePort + " is already used by spec.ports[" + other
             + "] (port " + ports.get(other).getPort() + "); only ports with the same port number (53/TCP and"
             + " 53/UDP) may share a nodePort");
       }
-      byPortNumber.computeIfAbsent(port.getPort() == null ? -1 - i : port.getPort(), k -> new ArrayList<>()).add(i);
     }
     Set<Integer> oldPorts = oldNodePorts(oldSpec);
     Map<Integer, PortClaim> claimByNodePort = new LinkedHashMap<>();
-    for (List<Integer> group : byPortNumber.values()) {
-      // Ports with the same number (53/TCP and 53/UDP) share one nodePort: an explicit one
-      // serves the others; otherwise one is allocated for the group.
-      Integer shared = group.stream().map(i -> ports.get(i).getNodePort()).filter(n -> n != null && n != 0)
-          .findFirst().orElse(null);
-      for (int i : group) {
-        Integer nodePort = ports.get(i).getNodePort();
-        if (nodePort != null && nodePort != 0) {
-          PortClaim claim = claimByNodePort.computeIfAbsent(nodePort, n -> addPortClaim(
-              oldPorts.contains(n) ? PortClaim.kept(n) : PortClaim.specific(n), "spec.ports[" + i + "].nodePort"));
-          portTargets.get(claim).add(i);
-        }
-      }
-      List<Integer> unset = group.stream().filter(i -> ports.get(i).getNodePort() == null || ports.get(i).getNodePort() == 0)
-          .toList();
-      if (unset.isEmpty()) {
-        continue;
-      }
-      if (shared != null) {
-        portTargets.get(claimByNodePort.get(shared)).addAll(unset);
-      } else if (allocates) {
-        PortClaim claim = addPortClaim(PortClaim.dynamic(), "spec.ports[" + unset.get(0) + "].nodePort");
-        portTargets.get(claim).addAll(unset);
+    for (int i = 0; i < ports.size(); i++) {
+      Integer nodePort = ports.get(i).getNodePort();
+      if (nodePort != null && nodePort != 0) {
+        int index = i;
+        PortClaim claim = claimByNodePort.computeIfAbsent(nodePort, n -> addPortClaim(
+            oldPorts.contains(n) ? PortClaim.kept(n) : PortClaim.specific(n), "spec.ports[" + index + "].nodePort"));
+        portTargets.get(claim).add(i);
       }
     }
-    planHealthCheck(wantsHealthCheck, oldSpec);
+    if (allocates) {
+      planUnsetNodePorts(ports, creating, claimByNodePort);
+    }
+    planHealthCheck(wantsHealthCheck, oldSpec, claimByNodePort.keySet());
   }
 
-  private void planHealthCheck(boolean wanted, ServiceSpec oldSpec) {
+  /**
+   * Ports still without a nodePort: on create, ports with the same number share one (an
+   * explicit one of the group, or one allocated for the group); on update each gets its own.
+   */
+  private void planUnsetNodePorts(List<ServicePort> ports, boolean creating, Map<Integer, PortClaim> claimByNodePort) {
+    Map<Integer, PortClaim> sharedByPortNumber = new LinkedHashMap<>();
+    if (creating) {
+      for (ServicePort port : ports) {
+        if (port.getPort() != null && port.getNodePort() != null && port.getNodePort() != 0) {
+          sharedByPortNumber.putIfAbsent(port.getPort(), claimByNodePort.get(port.getNodePort()));
+        }
+      }
+    }
+    for (int i = 0; i < ports.size(); i++) {
+      ServicePort port = ports.get(i);
+      if (port.getNodePort() != null && port.getNodePort() != 0) {
+        continue;
+      }
+      PortClaim claim = creating && port.getPort() != null ? sharedByPortNumber.get(port.getPort()) : null;
+      if (claim == null) {
+        claim = addPortClaim(PortClaim.dynamic(), "spec.ports[" + i + "].nodePort");
+        if (creating && port.getPort() != null) {
+          sharedByPortNumber.put(port.getPort(), claim);
+        }
+      }
+      portTargets.get(claim).add(i);
+    }
+  }
+
+  private void planHealthCheck(boolean wanted, ServiceSpec oldSpec, Set<Integer> portNodePorts) {
     int asked = spec.getHealthCheckNodePort() == null ? 0 : spec.getHealthCheckNodePort();
     if (!wanted) {
       Integer old = oldSpec == null ? null : oldSpec.getHealthCheckNodePort();
@@ -428,11 +473,18 @@ final class ServiceAllocationPlan {
           + " and cannot become " + asked);
     }
     List<ServicePort> ports = spec.getPorts() == null ? List.of() : spec.getPorts();
-    for (int i = 0; i < ports.size(); i++) {
-      if (asked != 0 && Objects.equals(ports.get(i).getNodePort(), asked)) {
-        throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is already spec.ports[" + i
-            + "].nodePort; the health check needs a port of its own");
+    for (int i = 0; asked != 0 && portNodePorts.contains(asked) && i < ports.size(); i++) {
+      if (!Objects.equals(ports.get(i).getNodePort(), asked)) {
+        continue;
       }
+      if (Objects.equals(oldHealthCheck, asked)) {
+        // The health check keeps its port; the port that now asks for it is the one in error
+        // (upstream's "swap-port-with-hcnp" and "partial-swap-port-with-hcnp").
+        throw AdmissionDenied.invalid("spec.ports[" + i + "].nodePort: " + asked + " is this Service's"
+            + " healthCheckNodePort; choose another port, or leave it unset (0) to get one");
+      }
+      throw AdmissionDenied.invalid("spec.healthCheckNodePort: " + asked + " is already spec.ports[" + i
+          + "].nodePort; the health check needs a port of its own");
     }
     PortClaim claim = addPortClaim(asked == 0 ? PortClaim.dynamic()
         : Objects.equals(oldHealthCheck, asked) ? PortClaim.kept(asked) : PortClaim.specific(asked),
@@ -447,21 +499,29 @@ final class ServiceAllocationPlan {
     return claim;
   }
 
-  /** On update, ports the request leaves without a nodePort keep the one they had (same port and protocol). */
-  private static void restorePorts(List<ServicePort> ports, ServiceSpec oldSpec) {
+  /**
+   * On update, a port sent without a nodePort keeps the one the stored port of the same name
+   * had, unless another port of the request now claims that value: upstream matches by name, so
+   * values follow their ports when the list is reordered (patchAllocatedValues).
+   */
+  private static void patchOmittedNodePorts(List<ServicePort> ports, ServiceSpec oldSpec) {
     if (oldSpec.getPorts() == null) {
       return;
+    }
+    Set<Integer> claimedNow = new HashSet<>();
+    ports.stream().map(ServicePort::getNodePort).filter(n -> n != null && n != 0).forEach(claimedNow::add);
+    Map<String, Integer> oldByName = new HashMap<>();
+    for (ServicePort before : oldSpec.getPorts()) {
+      oldByName.put(before.getName() == null ? "" : before.getName(),
+          before.getNodePort() == null ? 0 : before.getNodePort());
     }
     for (ServicePort port : ports) {
       if (port.getNodePort() != null && port.getNodePort() != 0) {
         continue;
       }
-      for (ServicePort before : oldSpec.getPorts()) {
-        if (Objects.equals(before.getPort(), port.getPort()) && protocol(before).equals(protocol(port))
-            && before.getNodePort() != null && before.getNodePort() != 0) {
-          port.setNodePort(before.getNodePort());
-          break;
-        }
+      int old = oldByName.getOrDefault(port.getName() == null ? "" : port.getName(), 0);
+      if (old != 0 && !claimedNow.contains(old)) {
+        port.setNodePort(old);
       }
     }
   }
@@ -491,6 +551,16 @@ final class ServiceAllocationPlan {
       oldSpec.getPorts().stream().map(ServicePort::getNodePort).filter(n -> n != null && n != 0).forEach(ports::add);
     }
     return ports;
+  }
+
+  private static boolean usesNodePorts(String type) {
+    return "NodePort".equals(type) || "LoadBalancer".equals(type);
+  }
+
+  /** Whether ports without a nodePort get one: NodePort, and LoadBalancer unless told not to. */
+  private static boolean allocatesNodePorts(ServiceSpec spec) {
+    return "NodePort".equals(spec.getType())
+        || ("LoadBalancer".equals(spec.getType()) && !Boolean.FALSE.equals(spec.getAllocateLoadBalancerNodePorts()));
   }
 
   private static String protocol(ServicePort port) {

@@ -398,6 +398,37 @@ class ServiceAdmissionTest {
     assertThat(spec.path("clusterIP").asText()).isEqualTo(primary);
   }
 
+  /**
+   * IPv6 addresses are stored as the client wrote them (kube-apiserver keeps
+   * "2000:0:0:0:0:0:0:1"; its immutability check compares text), on create and on updates of
+   * Services created before subrange.
+   */
+  @Test
+  void ipv6AddressesAreKeptAsTheClientWroteThem() {
+    ObjectNode svc = service("up", "v6-long", "ClusterIP", null);
+    ((ObjectNode) svc.path("spec")).put("ipFamilyPolicy", "RequireDualStack")
+        .putArray("clusterIPs").add("10.0.0.13").add("fd00:0:0:0:0:0:0:d");
+    JsonNode stored = create(svc);
+    assertThat(texts(stored.path("spec").path("clusterIPs"))).containsExactly("10.0.0.13", "fd00:0:0:0:0:0:0:d");
+    // Held as the address it is: the canonical spelling is the same address.
+    assertDenied(service("up", "v6-short", "ClusterIP", "fd00::d"), 409, "spec.clusterIP: fd00::d is already"
+        + " allocated to Service up/v6-long");
+
+    // Created before subrange, spelled long, IPv6 first: a label change keeps every spelling.
+    ObjectNode legacy = service("up", "v6-legacy", "ClusterIP", "fd00:0:0:0:0:0:0:c");
+    ((ObjectNode) legacy.path("spec")).put("ipFamilyPolicy", "SingleStack")
+        .putArray("clusterIPs").add("fd00:0:0:0:0:0:0:c");
+    ((ObjectNode) legacy.path("spec")).putArray("ipFamilies").add("IPv6");
+    ObjectNode relabelled = legacy.deepCopy();
+    ((ObjectNode) relabelled.path("metadata")).putObject("labels").put("tier", "web");
+    JsonNode updated = updateTo(legacy, relabelled);
+    assertThat(updated.path("spec").path("clusterIP").asText()).isEqualTo("fd00:0:0:0:0:0:0:c");
+    assertThat(texts(updated.path("spec").path("clusterIPs"))).containsExactly("fd00:0:0:0:0:0:0:c");
+    // ... and the update recorded it as that Service's (a kept address, not a new request).
+    assertDenied(service("up", "v6-taker", "ClusterIP", "fd00::c"), 409, "spec.clusterIP: fd00::c is already"
+        + " allocated to Service up/v6-legacy");
+  }
+
   /** Headless NodePort/LoadBalancer: the API server refuses them, so nothing is held for them. */
   @Test
   void headlessNodePortAndLoadBalancerServicesHoldNoNodePorts() {

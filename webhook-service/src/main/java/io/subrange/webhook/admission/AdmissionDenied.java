@@ -41,9 +41,17 @@ public final class AdmissionDenied extends RuntimeException {
     return new AdmissionDenied(422, "Invalid", message);
   }
 
-  /** 409: the request collides with what others hold, or nothing is left to give. */
+  /** 409: a Node's pod CIDRs collide with another node's, or no ClusterCIDR has room for it. */
   public static AdmissionDenied conflict(String message) {
     return new AdmissionDenied(409, "Conflict", message);
+  }
+
+  /**
+   * 500 InternalError: no value is left in the range, as kube-apiserver answers it ("failed to
+   * allocate a serviceIP: range is full"); controllers requeue with backoff until one is freed.
+   */
+  public static AdmissionDenied rangeFull(String message) {
+    return new AdmissionDenied(500, "InternalError", message);
   }
 
   /** 503: subrange could not make the allocation durable; retrying later may work. */

@@ -19,14 +19,17 @@ public final class AllocationDenials {
    */
   public static AdmissionDenied deny(String field, AllocationException e, String hint) {
     String message = field + ": " + e.getMessage();
+    // Codes and reasons as kube-apiserver's own allocator gives them: a taken or out-of-range
+    // value is 422 Invalid ("provided IP is already allocated"), never 409 Conflict, which
+    // clients read as a stale resourceVersion and retry at once (retry.RetryOnConflict).
     if (e instanceof AlreadyAllocatedException) {
-      return AdmissionDenied.conflict(message + "; " + hint);
+      return AdmissionDenied.invalid(message + "; " + hint);
     }
     if (e instanceof NotInRangeException || e instanceof NoRangeForFamilyException) {
       return AdmissionDenied.invalid(message);
     }
     if (e instanceof RangeFullException) {
-      return AdmissionDenied.conflict(message);
+      return AdmissionDenied.rangeFull(message);
     }
     if (e instanceof StoreUnavailableException) {
       return AdmissionDenied.unavailable(message);  // the store's message already says to retry

@@ -68,7 +68,7 @@ class AdmissionEndpointTest {
     JsonNode second = admit(review("CREATE", service("default", "impostor", "NodePort", "10.0.0.10"), false));
     JsonNode response = second.path("response");
     assertThat(response.path("allowed").asBoolean()).isFalse();
-    assertThat(response.path("status").path("code").asInt()).isEqualTo(409);
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(422);
     assertThat(response.path("status").path("message").asText())
         .isEqualTo("spec.clusterIP: 10.0.0.10 is already allocated to Service kube-system/dns in 10.0.0.0/24;"
             + " choose a free address, or leave spec.clusterIP empty to get one from the dynamic band");

@@ -84,7 +84,7 @@ class ServiceAdmissionTest {
     ObjectNode clash = service("ds", "clash", "ClusterIP", null);
     ((ObjectNode) clash.path("spec")).put("ipFamilyPolicy", "RequireDualStack").putArray("clusterIPs")
         .add("10.0.0.8").add("fd00::9");
-    assertDenied(clash, 409, "spec.clusterIPs[1]: fd00::9 is already allocated to Service ds/static-pair");
+    assertDenied(clash, 422, "spec.clusterIPs[1]: fd00::9 is already allocated to Service ds/static-pair");
     // All or nothing: 10.0.0.8 was not kept.
     ObjectNode after = service("ds", "after", "ClusterIP", "10.0.0.8");
     assertThat(admit(review("CREATE", after, false)).path("response").path("allowed").asBoolean()).isTrue();
@@ -127,7 +127,7 @@ class ServiceAdmissionTest {
 
     ObjectNode second = service("np", "other", "NodePort", null);
     ((ObjectNode) second.path("spec").path("ports").get(0)).put("nodePort", 30080);
-    assertDenied(second, 409, "spec.ports[0].nodePort: port 30080 is already allocated to Service np/owner in"
+    assertDenied(second, 422, "spec.ports[0].nodePort: port 30080 is already allocated to Service np/owner in"
         + " 30000-32767; choose a free port");
 
     ObjectNode outside = service("np", "outside", "NodePort", null);
@@ -263,7 +263,7 @@ class ServiceAdmissionTest {
     ObjectNode sneaky = service("val", "sneaky", "ClusterIP", "10.0.0.11");
     JsonNode response = validate(review("CREATE", sneaky, false)).path("response");
     assertThat(response.path("allowed").asBoolean()).isFalse();
-    assertThat(response.path("status").path("code").asInt()).isEqualTo(409);
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(422);
     assertThat(response.path("status").path("message").asText())
         .startsWith("spec.clusterIP: 10.0.0.11 is already allocated to Service val/holder in 10.0.0.0/24");
   }
@@ -273,7 +273,7 @@ class ServiceAdmissionTest {
     ObjectNode unseen = service("val", "unseen", "NodePort", "10.0.0.12");
     ((ObjectNode) unseen.path("spec").path("ports").get(0)).put("nodePort", 30012);
     assertThat(validate(review("CREATE", unseen, false)).path("response").path("allowed").asBoolean()).isTrue();
-    assertDenied(service("val", "late", "ClusterIP", "10.0.0.12"), 409, "spec.clusterIP: 10.0.0.12 is already"
+    assertDenied(service("val", "late", "ClusterIP", "10.0.0.12"), 422, "spec.clusterIP: 10.0.0.12 is already"
         + " allocated to Service val/unseen");
     // The same object validated again (an update) is fine.
     assertThat(validate(review("CREATE", unseen, false)).path("response").path("allowed").asBoolean()).isTrue();
@@ -411,7 +411,7 @@ class ServiceAdmissionTest {
     JsonNode stored = create(svc);
     assertThat(texts(stored.path("spec").path("clusterIPs"))).containsExactly("10.0.0.13", "fd00:0:0:0:0:0:0:d");
     // Held as the address it is: the canonical spelling is the same address.
-    assertDenied(service("up", "v6-short", "ClusterIP", "fd00::d"), 409, "spec.clusterIP: fd00::d is already"
+    assertDenied(service("up", "v6-short", "ClusterIP", "fd00::d"), 422, "spec.clusterIP: fd00::d is already"
         + " allocated to Service up/v6-long");
 
     // Created before subrange, spelled long, IPv6 first: a label change keeps every spelling.
@@ -425,7 +425,7 @@ class ServiceAdmissionTest {
     assertThat(updated.path("spec").path("clusterIP").asText()).isEqualTo("fd00:0:0:0:0:0:0:c");
     assertThat(texts(updated.path("spec").path("clusterIPs"))).containsExactly("fd00:0:0:0:0:0:0:c");
     // ... and the update recorded it as that Service's (a kept address, not a new request).
-    assertDenied(service("up", "v6-taker", "ClusterIP", "fd00::c"), 409, "spec.clusterIP: fd00::c is already"
+    assertDenied(service("up", "v6-taker", "ClusterIP", "fd00::c"), 422, "spec.clusterIP: fd00::c is already"
         + " allocated to Service up/v6-legacy");
   }
 

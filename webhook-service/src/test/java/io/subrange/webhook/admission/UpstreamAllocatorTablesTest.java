@@ -25,8 +25,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * TestAllocateReserved block) with 2001:db8:1::/112 beside it, and NodePorts 30000-30128
  * (upstream's portallocator TestAllocateReserved range).
  *
- * <p>Deliberate differences, documented in the README: a full range answers 409 with the range
- * named (upstream: 500 "range is full"); IPv6 ranges are not capped at 2^16 addresses (KEP-1880
+ * <p>A taken value is 422 and a full range 500, as upstream answers them. Deliberate differences,
+ * documented in the README: IPv6 ranges are not capped at 2^16 addresses (KEP-1880
  * ranges up to /64), and /31 and /32 Service ranges are refused at start-up rather than served
  * empty (upstream's TestAllocateTiny).
  */
@@ -73,9 +73,9 @@ class UpstreamAllocatorTablesTest {
       create(service("ip", "static-" + i, "ClusterIP", "192.168.1." + i));
     }
     // TestAllocate alreadyAllocated, and the block is full for dynamic allocation.
-    assertRefused(service("ip", "again", "ClusterIP", "192.168.1.1"), 409,
+    assertRefused(service("ip", "again", "ClusterIP", "192.168.1.1"), 422,
         "spec.clusterIP: 192.168.1.1 is already allocated to Service ip/static-1");
-    assertRefused(service("ip", "one-too-many", "ClusterIP", null), 409, "spec.clusterIPs[0]: no free IPv4 address is left in 192.168.1.0/25");
+    assertRefused(service("ip", "one-too-many", "ClusterIP", null), 500, "spec.clusterIPs[0]: no free IPv4 address is left in 192.168.1.0/25");
   }
 
   /**
@@ -98,9 +98,9 @@ class UpstreamAllocatorTablesTest {
     for (int port = 30000; port <= 30015; port++) {
       create(nodePortService("static-" + port, port));
     }
-    assertRefused(nodePortService("again", 30001), 409,
+    assertRefused(nodePortService("again", 30001), 422,
         "spec.ports[0].nodePort: port 30001 is already allocated to Service port/static-30001");
-    assertRefused(nodePortService("one-too-many", null), 409, "spec.ports[0].nodePort: no free");
+    assertRefused(nodePortService("one-too-many", null), 500, "spec.ports[0].nodePort: no free");
   }
 
   /** NodePort Services on IPv6 addresses, so the port table does not use up the /25. */

@@ -439,6 +439,11 @@ class ServiceAdmissionTest {
       assertThat(spec.path("ports").get(0).has("nodePort")).as(type).isFalse();
       assertThat(spec.has("healthCheckNodePort")).as(type).isFalse();
     }
+    // ... and an update of a headless ClusterIP Service to NodePort holds none either.
+    JsonNode stored = create(service("up", "headless-update", "ClusterIP", "None"));
+    ObjectNode changed = stored.deepCopy();
+    ((ObjectNode) changed.path("spec")).put("type", "NodePort");
+    assertThat(updateTo(stored, changed).path("spec").path("ports").get(0).has("nodePort")).isFalse();
   }
 
   // ---- helpers ------------------------------------------------------------------------------

@@ -68,6 +68,16 @@ public interface AllocationStore {
   /** Frees a NodePort, as {@link #releaseIp}. */
   CompletableFuture<Boolean> releaseNodePort(int port, Holder holder);
 
+  /**
+   * Frees a ClusterIP no object carries, as {@link #releaseIp}, but only while {@code holder}
+   * still holds it since {@code heldSince} (the time the reconciler judged): a create retried
+   * meanwhile re-armed the hold, and its object is about to carry the value.
+   */
+  CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince);
+
+  /** Frees a NodePort no object carries, as {@link #releaseLeakedIp}. */
+  CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince);
+
   /** Frees a node's pod CIDRs (the node is gone). */
   CompletableFuture<Boolean> releasePodCidrs(String nodeName);
 

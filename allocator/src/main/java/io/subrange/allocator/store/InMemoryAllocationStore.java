@@ -3,6 +3,7 @@ package io.subrange.allocator.store;
 import io.subrange.allocator.band.BandedAllocators;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
+import io.subrange.allocator.net.AddressFormatException;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -52,6 +53,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public static final String NODE_PORTS_NAME = "nodeports";
   /** See {@link #needsRearm}. */
   static final long REARM_AFTER_SECONDS = 2;
+  /**
+   * How long a create that never lands may keep its values by being retried (see
+   * {@link #needsRearm}): after this, retries stop re-arming the hold, and the reconciler frees
+   * the values one grace period after the last re-arm. Bounds what one Service name retried
+   * forever (a create a quota or a later webhook keeps refusing) can hold out of the ranges.
+   */
+  public static final long MAX_REARMED_HOLD_SECONDS = 600;
 
   private final RandomGenerator random;
   private final Clock clock;
@@ -74,8 +82,23 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final Set<RangeKey> unknown = new LinkedHashSet<>();
   private boolean loadedStateRequired;
 
-  /** Who holds a value and since when (epoch seconds). */
-  private record Held(Holder holder, long since) {
+  /**
+   * Who holds a value, since when (epoch seconds; re-arming moves it, and the reconciler's grace
+   * counts from it), and since when that holder has held it at all (never moved).
+   */
+  private record Held(Holder holder, long since, long first) {
+
+    static Held from(Holder holder, long now) {
+      return new Held(holder, now, now);
+    }
+
+    Held rearmed(long now) {
+      return new Held(holder, now, first);
+    }
+
+    Held heldBy(Holder owner) {
+      return new Held(owner, since, first);
+    }
   }
 
   /**
@@ -337,13 +360,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * mutating one changes nothing.
    */
   private boolean needsRearm(Held held, Holder asking) {
-    return held != null && asking.uid().isEmpty() && now() - held.since() >= REARM_AFTER_SECONDS;
+    long now = now();
+    return held != null && asking.uid().isEmpty() && now - held.since() >= REARM_AFTER_SECONDS
+        && now - held.first() < MAX_REARMED_HOLD_SECONDS;
   }
 
   private void rearm(IpAddress address, Holder asking, boolean dryRun) {
     Held held = holderOfAddress(address);
     if (!dryRun && needsRearm(held, asking)) {
-      hold(address, new Held(held.holder(), now()));
+      hold(address, held.rearmed(now()));
       markChanged(address);
     }
   }
@@ -351,7 +376,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private void rearm(int port, Holder asking, boolean dryRun) {
     Held held = portHolders.get(port);
     if (!dryRun && needsRearm(held, asking)) {
-      recordPort(port, new Held(held.holder(), now()));
+      recordPort(port, held.rearmed(now()));
       changed.add(RangeKey.nodePorts());
     }
   }
@@ -428,6 +453,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
+    return releaseIp(address, holder, ANY_TIME);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
+    return releaseIp(address, holder, heldSince);
+  }
+
+  private CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder, long heldSince) {
     if (isUnknown(address.family())) {
       return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
     }
@@ -435,8 +469,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null || !pool.isAllocated(address)) {
       return CompletableFuture.completedFuture(false);
     }
-    Held current = holderOfAddress(address);
-    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
+    if (!stillHeldAsSeen(holderOfAddress(address), holder, heldSince)) {
       return CompletableFuture.completedFuture(false);
     }
     freeIp(address);
@@ -445,18 +478,41 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
+    return releaseNodePort(port, holder, ANY_TIME);
+  }
+
+  @Override
+  public synchronized CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
+    return releaseNodePort(port, holder, heldSince);
+  }
+
+  private CompletableFuture<Boolean> releaseNodePort(int port, Holder holder, long heldSince) {
     if (unknown.contains(RangeKey.nodePorts())) {
       return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
     }
     if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
       return CompletableFuture.completedFuture(false);
     }
-    Held current = portHolders.get(port);
-    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
+    if (!stillHeldAsSeen(portHolders.get(port), holder, heldSince)) {
       return CompletableFuture.completedFuture(false);
     }
     freePort(port);
     return CompletableFuture.completedFuture(true);
+  }
+
+  /** For releases: any time the value was taken. */
+  private static final long ANY_TIME = Long.MIN_VALUE;
+
+  /**
+   * Whether a release may free a value {@code current} holds: only from {@code holder} (the same
+   * object) when one is given, and, for a leak, only while the hold is the one the reconciler
+   * judged: a create retried meanwhile re-armed it (a later since) and keeps it.
+   */
+  private static boolean stillHeldAsSeen(Held current, Holder holder, long heldSince) {
+    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
+      return false;
+    }
+    return heldSince == ANY_TIME || current == null || current.since() == heldSince;
   }
 
   @Override
@@ -490,7 +546,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
           return CompletableFuture.completedFuture(false);
         }
         forgetHolder(address, held);
-        hold(address, new Held(owner, held == null ? now() : held.since()));
+        hold(address, held == null ? Held.from(owner, now()) : held.heldBy(owner));
         markChanged(address);
       }
       case NODE_PORTS -> {
@@ -503,7 +559,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
             || !Objects.equals(held == null ? null : held.holder(), recorded)) {
           return CompletableFuture.completedFuture(false);
         }
-        recordPort(port, new Held(owner, held == null ? now() : held.since()));
+        recordPort(port, held == null ? Held.from(owner, now()) : held.heldBy(owner));
         changed.add(RangeKey.nodePorts());
       }
       case POD_CIDRS -> {
@@ -720,12 +776,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
         }
         List<Map.Entry<IpAddress, Held>> held = new ArrayList<>();
         for (RangeState.Entry entry : state.entries()) {
-          IpAddress address = IpAddress.parse(entry.value());
-          if (!pool.range(name).canAssign(address)) {
-            throw new IllegalArgumentException("it names " + address + ", which is not in " + state.range());
+          // A holder line naming no value of this range is left out, not fatal: the allocation
+          // bits say what is taken; a holder on record only names who took it.
+          IpAddress address = addressOrNull(entry.value());
+          if (address == null || !pool.range(name).canAssign(address)) {
+            continue;
           }
           if (entry.holder() != null) {
-            held.add(Map.entry(address, new Held(entry.holder(), entry.sinceEpochSeconds())));
+            held.add(Map.entry(address, new Held(entry.holder(), entry.sinceEpochSeconds(),
+                entry.firstEpochSeconds())));
           }
         }
         pool.restore(name, state.allocation());
@@ -747,12 +806,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
         }
         Map<Integer, Held> held = new HashMap<>();
         for (RangeState.Entry entry : state.entries()) {
-          int port = Integer.parseInt(entry.value());
+          int port = portOrMinusOne(entry.value());
           if (!nodePorts.range().contains(port)) {
-            throw new IllegalArgumentException("it names port " + port + ", which is not in " + nodePorts.range());
+            continue;  // as for addresses: left out, not fatal
           }
           if (entry.holder() != null) {
-            held.put(port, new Held(entry.holder(), entry.sinceEpochSeconds()));
+            held.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
           }
         }
         nodePorts.restore(state.allocation());
@@ -760,6 +819,22 @@ public final class InMemoryAllocationStore implements AllocationStore {
       } catch (IllegalArgumentException e) {
         rejected.put(state.key(), e.getMessage());
       }
+    }
+  }
+
+  private static IpAddress addressOrNull(String text) {
+    try {
+      return IpAddress.parse(text);
+    } catch (AddressFormatException e) {
+      return null;
+    }
+  }
+
+  private static int portOrMinusOne(String text) {
+    try {
+      return Integer.parseInt(text);
+    } catch (NumberFormatException e) {
+      return -1;
     }
   }
 
@@ -802,7 +877,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private static RangeState.Entry entry(String value, Held held) {
-    return new RangeState.Entry(value, held == null ? null : held.holder(), held == null ? 0 : held.since());
+    return held == null ? new RangeState.Entry(value, null, 0)
+        : new RangeState.Entry(value, held.holder(), held.since(), held.first());
   }
 
   private static String blocksText(PodCidrAllocation allocation) {
@@ -883,7 +959,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   // ---- bookkeeping ------------------------------------------------------------------------
 
   private void holdIp(IpAddress address, Holder holder) {
-    hold(address, new Held(holder, now()));
+    hold(address, Held.from(holder, now()));
     markChanged(address);
   }
 
@@ -914,7 +990,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private void holdPort(int port, Holder holder) {
-    recordPort(port, new Held(holder, now()));
+    recordPort(port, Held.from(holder, now()));
     changed.add(RangeKey.nodePorts());
   }
 

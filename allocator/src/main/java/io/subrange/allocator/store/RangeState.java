@@ -32,8 +32,14 @@ public record RangeState(RangeKey key, String range, String encoding, long stati
    * A taken value: an address, a port, or for pod CIDRs the node's blocks
    * ("10.244.1.0/24,fd00::100/120").
    *
-   * @param sinceEpochSeconds when it was taken (for the reconciler's grace period)
+   * @param sinceEpochSeconds when it was taken or last re-armed (for the reconciler's grace period)
+   * @param firstEpochSeconds when its holder first took it (re-arming stops a while after)
    */
-  public record Entry(String value, Holder holder, long sinceEpochSeconds) {
+  public record Entry(String value, Holder holder, long sinceEpochSeconds, long firstEpochSeconds) {
+
+    /** An entry whose holder took it at {@code sinceEpochSeconds} and never re-armed it. */
+    public Entry(String value, Holder holder, long sinceEpochSeconds) {
+      this(value, holder, sinceEpochSeconds, sinceEpochSeconds);
+    }
   }
 }

@@ -3,7 +3,10 @@ package io.subrange.webhook.admission;
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AdmissionMetrics;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -37,10 +40,17 @@ public class AdmissionEndpoint {
   private final AdmissionMetrics metrics;
   private final int maxBodyBytes;
   private final boolean admits;
+  /** Admissions being worked on; past the cap, requests are answered 429 before their bodies are read. */
+  private final Semaphore inFlight;
+  private final int maxInFlight;
+  private final Duration bodyReadTimeout;
 
   public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission mutating, ValidatingAdmission validating,
-      AdmissionMetrics metrics, @Value("${spring.codec.max-in-memory-size:8MB}") DataSize maxBodySize,
+      AdmissionMetrics metrics, @Value("${spring.codec.max-in-memory-size:5MB}") DataSize maxBodySize,
       SubrangeProperties properties) {
+    this.maxInFlight = properties.admission().maxInFlight();
+    this.inFlight = new Semaphore(maxInFlight);
+    this.bodyReadTimeout = properties.admission().bodyReadTimeout();
     this.admits = properties.role().admits();
     this.reader = reader;
     this.mutating = mutating;
@@ -68,7 +78,21 @@ public class AdmissionEndpoint {
       return Mono.just(ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.TEXT_PLAIN)
           .body("this process runs subrange.role=reconciler; admission is served by the webhook role\n"));
     }
+    if (!inFlight.tryAcquire()) {
+      metrics.record(webhook, UNKNOWN, UNKNOWN, "throttled", System.nanoTime() - started);
+      return Mono.just(ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).header("Retry-After", "1")
+          .contentType(MediaType.TEXT_PLAIN)
+          .body("subrange is working on " + maxInFlight + " admission requests already"
+              + " (subrange.admission.max-in-flight); retry shortly\n"));
+    }
+    AtomicBoolean released = new AtomicBoolean();
+    Runnable release = () -> {
+      if (released.compareAndSet(false, true)) {
+        inFlight.release();
+      }
+    };
     return DataBufferUtils.join(request.getBody(), maxBodyBytes)
+        .timeout(bodyReadTimeout)
         .map(buffer -> {
           byte[] bytes = new byte[buffer.readableByteCount()];
           buffer.read(bytes);
@@ -81,7 +105,13 @@ public class AdmissionEndpoint {
           metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
           return Mono.just(ResponseEntity.status(HttpStatus.PAYLOAD_TOO_LARGE).contentType(MediaType.TEXT_PLAIN)
               .body("body is larger than " + maxBodyBytes + " bytes (spring.codec.max-in-memory-size)\n"));
-        });
+        })
+        .onErrorResume(TimeoutException.class, e -> {
+          metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+          return Mono.just(ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).contentType(MediaType.TEXT_PLAIN)
+              .body("the request body did not arrive within " + bodyReadTimeout.toMillis() + " ms\n"));
+        })
+        .doFinally(signal -> release.run());
   }
 
   private Mono<ResponseEntity<Object>> admit(byte[] body, long started, String webhook,

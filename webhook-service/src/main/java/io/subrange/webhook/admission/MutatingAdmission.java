@@ -56,6 +56,7 @@ public class MutatingAdmission {
     AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
     CompletableFuture<T> mutated;
     try {
+      ObjectIdentity.check(context, call.kind());
       mutated = mutator.mutate(context);
     } catch (RuntimeException e) {
       mutated = CompletableFuture.failedFuture(e);

@@ -53,7 +53,9 @@ public class ValidatingAdmission {
     T old = call.oldObject() == null ? null
         : AdmissionAnswers.decode(mapper, call.oldObject(), validator.target().type(), "request.oldObject", call.kind());
     try {
-      return validator.validate(new AdmissionContext<>(call, object, old));
+      AdmissionContext<T> context = new AdmissionContext<>(call, object, old);
+      ObjectIdentity.check(context, call.kind());
+      return validator.validate(context);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

@@ -64,10 +64,14 @@ public record SubrangeProperties(
    * @param cidrs Service CIDRs, comma-separated; the first is the primary family, at most one
    *     per family (as kube-apiserver's {@code --service-cluster-ip-range})
    * @param nodePortRange inclusive NodePort range (as {@code --service-node-port-range})
+   * @param maxNodePortsPerService how many NodePorts (healthCheckNodePort included) one Service
+   *     may newly take in one request: values are reserved in admission, before the API server's
+   *     own checks and quotas, so without a cap one Service could empty the range
    */
   public record Service(
       @NotEmpty @ServiceCidrs @DefaultValue("10.96.0.0/12") List<Cidr> cidrs,
-      @NotNull @DefaultValue("30000-32767") PortRange nodePortRange) {
+      @NotNull @DefaultValue("30000-32767") PortRange nodePortRange,
+      @Min(1) @DefaultValue("100") int maxNodePortsPerService) {
 
     /** The family of the first CIDR: what a Service gets when it does not say. */
     public IpFamily primaryFamily() {
@@ -98,8 +102,19 @@ public record SubrangeProperties(
   /**
    * @param timeout how long one admission request may wait for its allocation to become
    *     durable; keep it under the webhook's {@code timeoutSeconds}
+   * @param maxInFlight admission requests one replica works on at once; more are answered 429
+   *     at once (before their bodies are read), so a flood cannot exhaust the heap
+   * @param bodyReadTimeout how long reading one request body may take (the API server sends it
+   *     at once; a slow sender is cut off)
+   * @param nameOtherNamespacesHolders whether a denial names the Service holding a value when
+   *     that Service is in another namespace than the one asking; false says only that the
+   *     value is taken, so tenants do not learn each other's Service names
    */
-  public record Admission(@NotNull @DefaultValue("4s") Duration timeout) {
+  public record Admission(
+      @NotNull @DefaultValue("4s") Duration timeout,
+      @Min(1) @DefaultValue("64") int maxInFlight,
+      @NotNull @DefaultValue("10s") Duration bodyReadTimeout,
+      @DefaultValue("true") boolean nameOtherNamespacesHolders) {
   }
 
   /**
@@ -147,7 +162,10 @@ public record SubrangeProperties(
   /**
    * @param certDir folder holding {@code tls.crt} and {@code tls.key}; read at startup by
    *     {@code ServingTlsEnvironment} and re-read when the files change
+   * @param clientCaFile a PEM CA; when set, only callers presenting a certificate it signed (the
+   *     API server's webhook client certificate) are served (mTLS); empty serves anyone
    */
-  public record Tls(@NotEmpty @DefaultValue("/etc/subrange/tls") String certDir) {
+  public record Tls(@NotEmpty @DefaultValue("/etc/subrange/tls") String certDir,
+      @NotNull @DefaultValue("") String clientCaFile) {
   }
 }

@@ -4,6 +4,7 @@ import io.subrange.allocator.podcidr.NodeSelector;
 import io.subrange.allocator.podcidr.NodeSelectorRequirement;
 import io.subrange.allocator.podcidr.NodeSelectorRequirement.Operator;
 import io.subrange.allocator.podcidr.NodeSelectorTerm;
+import io.subrange.webhook.admission.KubernetesNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;

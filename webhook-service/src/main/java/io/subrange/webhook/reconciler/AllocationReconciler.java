@@ -339,15 +339,15 @@ public final class AllocationReconciler {
         case SERVICE_IPS -> {
           IpAddress ip = IpAddress.parse(allocation.value());
           if (!ipOwners.containsKey(ip)) {
-            repairs.add(store.releaseIp(ip, allocation.holder()).thenApply(freed -> leaked(freed, "clusterip",
-                allocation)));
+            repairs.add(store.releaseLeakedIp(ip, allocation.holder(), allocation.sinceEpochSeconds())
+                .thenApply(freed -> leaked(freed, "clusterip", allocation)));
           }
         }
         case NODE_PORTS -> {
           int port = Integer.parseInt(allocation.value());
           if (!portOwners.containsKey(port)) {
-            repairs.add(store.releaseNodePort(port, allocation.holder()).thenApply(freed -> leaked(freed, "nodeport",
-                allocation)));
+            repairs.add(store.releaseLeakedNodePort(port, allocation.holder(), allocation.sinceEpochSeconds())
+                .thenApply(freed -> leaked(freed, "nodeport", allocation)));
           }
         }
         case POD_CIDRS -> {

@@ -120,6 +120,21 @@ final class ServiceAllocationPlan {
     return List.copyOf(portClaims);
   }
 
+  /**
+   * Refuses a Service that would newly take more than {@code max} NodePorts: they are held from
+   * admission on, before the API server's own checks and quotas, so one Service must not be
+   * able to empty the range. What it already holds (an update) does not count.
+   *
+   * @throws AdmissionDenied (422)
+   */
+  void requireAtMostNewNodePorts(int max) {
+    long fresh = portClaims.stream().filter(c -> !c.kept()).count();
+    if (fresh > max) {
+      throw AdmissionDenied.invalid("spec.ports: this Service asks for " + fresh + " new NodePorts; subrange gives"
+          + " at most " + max + " to one Service (subrange.service.max-node-ports-per-service)");
+    }
+  }
+
   /** The field a claim came from, for messages: "spec.clusterIPs[1]", "spec.ports[0].nodePort". */
   String fieldOf(Object claim) {
     String field = claim == null ? null : fields.get(claim);

@@ -14,6 +14,7 @@ import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AllocatorMetrics;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -32,13 +33,17 @@ public class ServiceMutator implements Mutator<Service> {
   private final AllocatorMetrics metrics;
   private final ServiceFamilyResolver families;
   private final ExistingServices existing;
+  private final int maxNodePorts;
+  private final boolean nameOtherNamespaces;
 
   public ServiceMutator(AllocationStore store, AllocatorMetrics metrics, ServiceFamilyResolver families,
-      ExistingServices existing) {
+      ExistingServices existing, SubrangeProperties properties) {
     this.store = store;
     this.metrics = metrics;
     this.families = families;
     this.existing = existing;
+    this.maxNodePorts = properties.service().maxNodePortsPerService();
+    this.nameOtherNamespaces = properties.admission().nameOtherNamespacesHolders();
   }
 
   @Override
@@ -50,6 +55,7 @@ public class ServiceMutator implements Mutator<Service> {
   public CompletableFuture<Service> mutate(AdmissionContext<Service> context) {
     Service service = context.object();
     ServiceAllocationPlan plan = ServiceAllocationPlan.of(service, context.oldObject(), families.current());
+    plan.requireAtMostNewNodePorts(maxNodePorts);
     if (plan.ipClaims().isEmpty() && plan.portClaims().isEmpty()) {
       return CompletableFuture.completedFuture(service);
     }
@@ -73,7 +79,7 @@ public class ServiceMutator implements Mutator<Service> {
     long started = System.nanoTime();
     return store.reserve(request).handle((reservation, failure) -> {
       if (failure != null) {
-        throw deny(plan, request, failure);
+        throw deny(plan, request, failure, context.namespace());
       }
       if (!request.dryRun()) {
         metrics.granted(reservation, System.nanoTime() - started);
@@ -84,7 +90,8 @@ public class ServiceMutator implements Mutator<Service> {
     });
   }
 
-  private RuntimeException deny(ServiceAllocationPlan plan, ReservationRequest request, Throwable failure) {
+  private RuntimeException deny(ServiceAllocationPlan plan, ReservationRequest request, Throwable failure,
+      String namespace) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (!(cause instanceof AllocationException refusal)) {
       return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
@@ -92,7 +99,8 @@ public class ServiceMutator implements Mutator<Service> {
     if (!request.dryRun()) {
       metrics.refused(refusal);
     }
-    return AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal, hint(refusal.failedClaim()));
+    return AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal, hint(refusal.failedClaim()),
+        holder -> nameOtherNamespaces || holder.namespace().equals(namespace));
   }
 
   private static String hint(Object claim) {

@@ -14,6 +14,7 @@ import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
+import io.subrange.webhook.config.SubrangeProperties;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -30,10 +31,14 @@ public class ServiceValidator implements Validator<Service> {
 
   private final AllocationStore store;
   private final ServiceFamilyResolver families;
+  private final int maxNodePorts;
+  private final boolean nameOtherNamespaces;
 
-  public ServiceValidator(AllocationStore store, ServiceFamilyResolver families) {
+  public ServiceValidator(AllocationStore store, ServiceFamilyResolver families, SubrangeProperties properties) {
     this.store = store;
     this.families = families;
+    this.maxNodePorts = properties.service().maxNodePortsPerService();
+    this.nameOtherNamespaces = properties.admission().nameOtherNamespacesHolders();
   }
 
   @Override
@@ -44,6 +49,7 @@ public class ServiceValidator implements Validator<Service> {
   @Override
   public CompletableFuture<List<String>> validate(AdmissionContext<Service> context) {
     ServiceAllocationPlan plan = ServiceAllocationPlan.of(context.object(), context.oldObject(), families.current());
+    plan.requireAtMostNewNodePorts(maxNodePorts);
     // Only what the Service carries; empty fields are the mutating webhook's business.
     List<IpClaim> ips = plan.ipClaims().stream().filter(c -> c.scope() == Scope.STATIC).toList();
     List<PortClaim> ports = plan.portClaims().stream().filter(c -> c.scope() == Scope.STATIC).toList();
@@ -61,7 +67,8 @@ public class ServiceValidator implements Validator<Service> {
               ? failure.getCause() : failure;
           if (cause instanceof AllocationException refusal) {
             throw AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal,
-                "choose a free value, or leave the field empty to get one");
+                "choose a free value, or leave the field empty to get one",
+                taker -> nameOtherNamespaces || taker.namespace().equals(context.namespace()));
           }
           throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
         });

@@ -260,6 +260,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
+  public CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
+    return submit("the release of " + address, null, e -> e.releaseLeakedIp(address, holder, heldSince));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
+    return submit("the release of NodePort " + port, null, e -> e.releaseLeakedNodePort(port, holder, heldSince));
+  }
+
+  @Override
   public CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
     return submit("the release of node " + nodeName + "'s pod CIDRs", null, e -> e.releasePodCidrs(nodeName));
   }

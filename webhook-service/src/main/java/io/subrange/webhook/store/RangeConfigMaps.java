@@ -35,6 +35,8 @@ import java.util.function.Function;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How a range's {@link RangeState} is kept in ConfigMaps, and read back.
@@ -57,6 +59,8 @@ import java.util.zip.GZIPOutputStream;
  * </ul>
  */
 public final class RangeConfigMaps {
+
+  private static final Logger log = LoggerFactory.getLogger(RangeConfigMaps.class);
 
   public static final String PART_OF = "app.kubernetes.io/part-of";
   public static final String KIND_LABEL = "subrange.io/range-kind";
@@ -449,35 +453,95 @@ public final class RangeConfigMaps {
     return bigEndian;
   }
 
-  /** One line per value: value, holder kind, namespace, name, uid, since ("-" for unknown). */
+  /**
+   * One line per value: value, holder kind, namespace, name, uid, since, first (see
+   * {@link RangeState.Entry}), tab-separated, holder kind "-" for unknown. Fields are
+   * percent-escaped ('%', tab, CR and LF), so no holder's name can break a line; admission refuses
+   * such names anyway. Lines written before "first" existed have six fields.
+   */
   static byte[] ledger(List<RangeState.Entry> entries) {
     StringBuilder text = new StringBuilder();
     for (RangeState.Entry e : entries) {
       Holder h = e.holder();
-      text.append(e.value()).append('\t')
-          .append(h == null ? "-" : h.kind()).append('\t')
-          .append(h == null ? "" : h.namespace()).append('\t')
-          .append(h == null ? "" : h.name()).append('\t')
-          .append(h == null ? "" : h.uid()).append('\t')
-          .append(e.sinceEpochSeconds()).append('\n');
+      text.append(escape(e.value())).append('\t')
+          .append(h == null ? "-" : escape(h.kind())).append('\t')
+          .append(h == null ? "" : escape(h.namespace())).append('\t')
+          .append(h == null ? "" : escape(h.name())).append('\t')
+          .append(h == null ? "" : escape(h.uid())).append('\t')
+          .append(e.sinceEpochSeconds()).append('\t')
+          .append(e.firstEpochSeconds()).append('\n');
     }
     return text.toString().getBytes(StandardCharsets.UTF_8);
   }
 
-  static List<RangeState.Entry> unledger(byte[] ledger, String where) {
+  /**
+   * The entries of a ledger. A line that cannot be read is left out and counted in
+   * {@code skipped}, never fatal: its value stays taken in the shard's allocation (the
+   * authority on what is free), only without a holder on record, which the reconciler fills in
+   * from the cluster. One bad line must not take a whole range out of service.
+   */
+  static List<RangeState.Entry> unledger(byte[] ledger, String where, List<String> skipped) {
     List<RangeState.Entry> entries = new ArrayList<>();
     for (String line : new String(ledger, StandardCharsets.UTF_8).split("\n")) {
       if (line.isEmpty()) {
         continue;
       }
-      String[] f = line.split("\t", -1);
-      if (f.length != 6) {
-        throw new IllegalArgumentException("ConfigMap " + where + ": holder line \"" + line + "\" is malformed");
+      try {
+        entries.add(entryOf(line));
+      } catch (IllegalArgumentException e) {
+        skipped.add("ConfigMap " + where + ": holder line \"" + shorten(line) + "\" is malformed ("
+            + e.getMessage() + "); its value stays taken, without a holder on record");
       }
-      Holder holder = f[1].equals("-") ? null : new Holder(f[1], f[2], f[3], f[4]);
-      entries.add(new RangeState.Entry(f[0], holder, Long.parseLong(f[5])));
     }
     return entries;
+  }
+
+  static List<RangeState.Entry> unledger(byte[] ledger, String where) {
+    List<String> skipped = new ArrayList<>();
+    List<RangeState.Entry> entries = unledger(ledger, where, skipped);
+    skipped.forEach(log::warn);
+    return entries;
+  }
+
+  private static RangeState.Entry entryOf(String line) {
+    String[] f = line.split("\t", -1);
+    if (f.length != 6 && f.length != 7) {
+      throw new IllegalArgumentException(f.length + " fields, not 6 or 7");
+    }
+    Holder holder = f[1].equals("-") ? null : new Holder(unescape(f[1]), unescape(f[2]), unescape(f[3]),
+        unescape(f[4]));
+    long since = Long.parseLong(f[5]);
+    return new RangeState.Entry(unescape(f[0]), holder, since, f.length == 7 ? Long.parseLong(f[6]) : since);
+  }
+
+  private static String shorten(String line) {
+    return line.length() <= 200 ? line : line.substring(0, 200) + "...(" + line.length() + " characters)";
+  }
+
+  private static String escape(String field) {
+    if (field.indexOf('%') < 0 && field.indexOf('\t') < 0 && field.indexOf('\n') < 0 && field.indexOf('\r') < 0) {
+      return field;
+    }
+    return field.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D");
+  }
+
+  private static String unescape(String field) {
+    if (field.indexOf('%') < 0) {
+      return field;
+    }
+    StringBuilder text = new StringBuilder(field.length());
+    for (int i = 0; i < field.length(); i++) {
+      char c = field.charAt(i);
+      if (c == '%' && i + 2 < field.length()) {
+        text.append((char) Integer.parseInt(field.substring(i + 1, i + 3), 16));
+        i += 2;
+      } else if (c == '%') {
+        throw new IllegalArgumentException("a '%' without two hex digits");
+      } else {
+        text.append(c);
+      }
+    }
+    return text.toString();
   }
 
   /** Fast rather than small: it runs on every write, and the text is repetitive enough either way. */

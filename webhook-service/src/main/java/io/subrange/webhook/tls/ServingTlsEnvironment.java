@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,15 +42,26 @@ public class ServingTlsEnvironment implements EnvironmentPostProcessor {
     List<String> problems = new ArrayList<>();
     check(certificate, "CERTIFICATE", problems);
     check(privateKey, "PRIVATE KEY", problems);
+    String clientCa = environment.getProperty("subrange.tls.client-ca-file", "");
+    if (!clientCa.isEmpty()) {
+      check(Path.of(clientCa), "CERTIFICATE", problems);
+    }
     if (!problems.isEmpty()) {
       throw new ServingTlsMissingException(dir, problems);
     }
     String prefix = "spring.ssl.bundle.pem." + BUNDLE + ".";
-    environment.getPropertySources().addLast(new MapPropertySource("subrangeServingTls", Map.of(
+    Map<String, Object> properties = new HashMap<>(Map.of(
         "server.ssl.bundle", BUNDLE,
         prefix + "reload-on-update", "true",
         prefix + "keystore.certificate", "file:" + certificate.toAbsolutePath(),
-        prefix + "keystore.private-key", "file:" + privateKey.toAbsolutePath())));
+        prefix + "keystore.private-key", "file:" + privateKey.toAbsolutePath()));
+    if (!clientCa.isEmpty()) {
+      // mTLS: only callers with a certificate from this CA (the API server's webhook client
+      // certificate, from its --admission-control-config-file kubeConfigFile) get an answer.
+      properties.put(prefix + "truststore.certificate", "file:" + Path.of(clientCa).toAbsolutePath());
+      properties.put("server.ssl.client-auth", "need");
+    }
+    environment.getPropertySources().addLast(new MapPropertySource("subrangeServingTls", properties));
   }
 
   private static void check(Path file, String pemType, List<String> problems) {

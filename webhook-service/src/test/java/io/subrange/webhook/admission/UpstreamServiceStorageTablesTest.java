@@ -154,7 +154,7 @@ class UpstreamServiceStorageTablesTest {
   @MethodSource
   void updatePatchAllocatedValues(String name, PatchSpec spec) {
     PatchCase values = PatchCase.next();
-    ObjectNode svc = service("patch", name, "LoadBalancer", null);
+    ObjectNode svc = service("patch", name.replace('_', '-'), "LoadBalancer", null);
     ((ObjectNode) svc.path("spec")).put("externalTrafficPolicy", "Local").put("healthCheckNodePort", values.hc());
     if (spec.singlePort()) {
       ObjectNode only = (ObjectNode) svc.path("spec").path("ports").get(0);

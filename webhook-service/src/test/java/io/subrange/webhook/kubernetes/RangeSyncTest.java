@@ -83,12 +83,12 @@ class RangeSyncTest {
   private static SubrangeProperties properties(List<String> serviceCidrs, List<String> podCidrs,
       Duration startupTimeout) {
     return new SubrangeProperties(
-        new SubrangeProperties.Service(serviceCidrs.stream().map(Cidr::parse).toList(), PortRange.parse("30000-32767")),
+        new SubrangeProperties.Service(serviceCidrs.stream().map(Cidr::parse).toList(), PortRange.parse("30000-32767"), 100),
         new SubrangeProperties.Pod(podCidrs.stream().map(Cidr::parse).toList(), 24, 64),
         SubrangeProperties.StoreKind.MEMORY,
         SubrangeProperties.Role.ALL,
-        new SubrangeProperties.Admission(Duration.ofSeconds(4)),
-        new SubrangeProperties.Tls("/etc/subrange/tls"),
+        new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true),
+        new SubrangeProperties.Tls("/etc/subrange/tls", ""),
         new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), ""),
         new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), "subrange-reconciler",
             Duration.ofSeconds(15)));

@@ -150,6 +150,29 @@ class RangeConfigMapsTest {
     assertThatThrownBy(() -> RangeConfigMaps.decode(V4, overlong)).hasMessageContaining("longer than its 512 offsets");
   }
 
+  /**
+   * Holder fields are escaped, so even a name admission would refuse cannot break a ledger line;
+   * and a line that cannot be read is left out, never fatal: its value stays taken.
+   */
+  @Test
+  void holderLinesSurviveHostileNamesAndABadLineNeverTakesTheRangeDown() {
+    Holder hostile = new Holder("Service", "ten\tant", "web\nsvc%09", "uid\r1");
+    RangeState state = new RangeState(V4, "10.96.0.0/16", RangeState.RANGE_ALLOCATION, 256, new byte[] {3},
+        List.of(new RangeState.Entry("10.96.0.1", hostile, 5, 2),
+            new RangeState.Entry("10.96.0.2", Holder.service("a", "b", ""), 7)));
+    RangeState decoded = RangeConfigMaps.decode(V4, List.copyOf(RangeConfigMaps.encode(state, "ns").values()));
+    assertThat(decoded.entries()).containsExactlyElementsOf(state.entries());
+
+    byte[] ledger = ("10.96.0.1\tService\ta\tb\t\t5\n"            // written before "first": six fields
+        + "10.96.0.2\tService\tc\td\te\tnot-a-number\t1\n"     // malformed: left out
+        + "10.96.0.3\tService\tc\t%zz\t\t5\t5\n"               // a bad escape: left out
+        + "garbage\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    List<String> skipped = new ArrayList<>();
+    List<RangeState.Entry> entries = RangeConfigMaps.unledger(ledger, "shard-0", skipped);
+    assertThat(entries).containsExactly(new RangeState.Entry("10.96.0.1", Holder.service("a", "b", ""), 5, 5));
+    assertThat(skipped).hasSize(3).allSatisfy(why -> assertThat(why).contains("shard-0").contains("stays taken"));
+  }
+
   @Test
   void everyShardNamesItsRange() {
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256,

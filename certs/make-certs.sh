@@ -4,7 +4,7 @@
 #   certs/make-certs.sh OUT_DIR [NAMESPACE] [SERVICE_NAME]
 #
 # OUT_DIR gets:
-#   ca.crt, ca.key    the CA; ca.crt goes (base64) into the webhook configuration's caBundle
+#   ca.crt, ca.key    the CA; ca.crt goes (base64) into every webhook entry's caBundle (README)
 #   tls.crt, tls.key  the serving pair subrange loads (subrange.tls.cert-dir=OUT_DIR)
 # The serving certificate is valid for localhost, 127.0.0.1, ::1 and the in-cluster names of
 # the Service: SERVICE_NAME, SERVICE_NAME.NAMESPACE, SERVICE_NAME.NAMESPACE.svc and

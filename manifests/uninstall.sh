@@ -9,7 +9,8 @@
 #    pods that are about to go;
 # 2. the range objects' finalizer (subrange.io/range-protection), which only subrange removes
 #    and which would otherwise keep the objects, and with them the CRDs, Terminating forever;
-# 3. everything manifests/ created, CRDs and the namespace (with the state ConfigMaps) included.
+# 3. everything manifests/ created, CRDs and both namespaces included: subrange-system and
+#    subrange-state, with the state ConfigMaps and the reconciler's Lease.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -26,4 +27,5 @@ for kind in servicecidrs.subrange.io clustercidrs.networking.x-k8s.io; do
   fi
 done
 
+# Both namespaces are in namespace.yaml, so this removes subrange-state (the state) as well.
 kubectl delete --ignore-not-found --wait=true -k .

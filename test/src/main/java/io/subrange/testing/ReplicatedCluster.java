@@ -19,8 +19,11 @@ import java.util.Map;
  */
 public final class ReplicatedCluster implements AutoCloseable {
 
-  /** subrange's own namespace: ConfigMaps and the Lease. */
-  public static final String NAMESPACE = "subrange-system";
+  /**
+   * Where the state ConfigMaps and the Lease live ({@code SUBRANGE_KUBERNETES_NAMESPACE}), as in
+   * manifests/: their own namespace, apart from subrange's configuration.
+   */
+  public static final String NAMESPACE = "subrange-state";
 
   private final RepoLayout repo;
   private final KubernetesClient client;

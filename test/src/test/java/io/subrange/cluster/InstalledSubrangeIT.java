@@ -56,6 +56,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 class InstalledSubrangeIT {
 
   private static final String SYSTEM = "subrange-system";
+  /** Where the state ConfigMaps and the reconciler's Lease live (manifests/namespace.yaml). */
+  private static final String STATE = "subrange-state";
   private static final String NS = "e2e";
   private static final String NODE = "subrange-node";
   private static final String NODE_IP = "198.51.100.10";
@@ -175,7 +177,10 @@ class InstalledSubrangeIT {
   /**
    * Every metric the PrometheusRule and the Grafana dashboard query is one this install serves,
    * scraped from every webhook pod (pod IP, :8081) and the reconciler (node IP, :10371) after
-   * the creates, clash and pod CIDR assignment above.
+   * the creates, clash and pod CIDR assignment above. Prometheus scrapes the pods too: the
+   * Service carries only the admission port. (The scrape comes from the node, which
+   * manifests/networkpolicy.yaml would not let through to :8081; this cluster's bridge CNI
+   * enforces no NetworkPolicy.)
    */
   @Test
   @Order(6)
@@ -188,9 +193,27 @@ class InstalledSubrangeIT {
         assertThat(served).as("%s, queried in manifests/monitoring, is not served", name).contains(name));
   }
 
-  /** The PodDisruptionBudget (policy/v1beta1 on 1.20) lets one of the three go at a time. */
+  /**
+   * The allocation state and the reconciler's Lease live in their own namespace, apart from
+   * subrange-config; the Service offers the API server the admission port only.
+   */
   @Test
   @Order(7)
+  void theStateLivesApartFromTheConfiguration() {
+    assertThat(client.configMaps().inNamespace(STATE).withLabel("subrange.io/range-kind").list().getItems())
+        .as("state ConfigMaps in " + STATE).isNotEmpty();
+    assertThat(client.configMaps().inNamespace(SYSTEM).withLabel("subrange.io/range-kind").list().getItems())
+        .as("state ConfigMaps in " + SYSTEM).isEmpty();
+    assertThat(client.configMaps().inNamespace(SYSTEM).withName("subrange-config").get()).isNotNull();
+    var lease = kubectl("-n", STATE, "get", "leases", "subrange-reconciler", "-o", "name");
+    assertThat(lease.exitCode()).as(lease.stderr()).isZero();
+    assertThat(client.services().inNamespace(SYSTEM).withName("subrange-webhook").get().getSpec().getPorts())
+        .extracting(ServicePort::getPort).containsExactly(443);
+  }
+
+  /** The PodDisruptionBudget (policy/v1beta1 on 1.20) lets one of the three go at a time. */
+  @Test
+  @Order(8)
   void thePodDisruptionBudgetAllowsOneWebhookPodToGo() {
     var pdb = kubectl("-n", SYSTEM, "get", "pdb", "subrange-webhook", "-o",
         "jsonpath={.spec.minAvailable} {.status.currentHealthy} {.status.disruptionsAllowed}");
@@ -199,7 +222,7 @@ class InstalledSubrangeIT {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void deletingAWebhookPodUnderLoadLosesNothing() {
     String victim = pods("subrange-webhook").get(0).getMetadata().getName();
     AtomicBoolean deleted = new AtomicBoolean();
@@ -219,7 +242,7 @@ class InstalledSubrangeIT {
 
   /** `kubectl rollout restart`: new pods come up before old ones go, and no create fails. */
   @Test
-  @Order(9)
+  @Order(10)
   void aRollingRestartFailsNoCreate() throws Exception {
     var restart = kubectl("-n", SYSTEM, "rollout", "restart", "deployment/subrange-webhook");
     assertThat(restart.exitCode()).as(restart.stderr()).isZero();
@@ -261,6 +284,8 @@ class InstalledSubrangeIT {
         .isNull();
     assertThat(Processes.pollUntil(Duration.ofSeconds(120), 1000,
         () -> client.namespaces().withName(SYSTEM).get() == null)).as("namespace subrange-system gone").isTrue();
+    assertThat(Processes.pollUntil(Duration.ofSeconds(120), 1000,
+        () -> client.namespaces().withName(STATE).get() == null)).as("namespace subrange-state gone").isTrue();
     var after = kubectl("-n", NS, "create", "service", "clusterip", "after", "--tcp=80");
     assertThat(after.exitCode()).as("the API server alone admits Services: " + after.stderr()).isZero();
   }
@@ -273,7 +298,7 @@ class InstalledSubrangeIT {
     assertThat(services).hasSize(count);
     Map<String, String> ipOwners = new HashMap<>();
     Map<Integer, String> portOwners = new HashMap<>();
-    StoredAllocations stored = StoredAllocations.read(client, SYSTEM);
+    StoredAllocations stored = StoredAllocations.read(client, STATE);
     for (Service service : services) {
       String who = NS + "/" + service.getMetadata().getName();
       String ip = service.getSpec().getClusterIP();

@@ -2,6 +2,7 @@ package io.subrange.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -13,6 +14,8 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -38,8 +41,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 @ExtendWith(E2eCluster.class)
 class RbacIT {
 
-  /** subrange's namespace; the test reads it from manifests/namespace.yaml and checks it. */
+  /**
+   * subrange's namespace (the pods, their ServiceAccounts, subrange-config); the test reads it
+   * from manifests/namespace.yaml and checks it.
+   */
   static final String NS = "subrange-system";
+  /**
+   * Where the allocation state and the reconciler's Lease live, apart from the configuration
+   * (manifests/namespace.yaml, SUBRANGE_KUBERNETES_NAMESPACE in manifests/configmap.yaml).
+   */
+  static final String STATE = "subrange-state";
   static final String WEBHOOK = "subrange-webhook";
   static final String RECONCILER = "subrange-reconciler";
   static final String TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -117,9 +128,13 @@ class RbacIT {
 
     // ---- subrange-webhook: admission replicas ---------------------------------------------
     // The allocation state: read it, write it with compare-and-swap; nothing more.
-    table.addAll(each(WEBHOOK, true, List.of("get", "list", "watch", "update"), "configmaps", NS));
-    table.addAll(each(WEBHOOK, false, List.of("create", "delete", "patch", "deletecollection"), "configmaps", NS));
+    table.addAll(each(WEBHOOK, true, List.of("get", "list", "watch", "update"), "configmaps", STATE));
+    table.addAll(each(WEBHOOK, false, List.of("create", "delete", "patch", "deletecollection"), "configmaps",
+        STATE));
     table.addAll(each(WEBHOOK, false, List.of("get", "update"), "configmaps", "default"));
+    // ... and not the configuration: subrange-config (the JVM flags every subrange pod runs
+    // with) lives in subrange's own namespace, where this account may write nothing.
+    table.addAll(each(WEBHOOK, false, List.of("update", "patch", "create", "delete"), "configmaps", NS));
     // The range objects: read only.
     table.addAll(each(WEBHOOK, true, READ, SERVICE_CIDRS, null));
     table.addAll(each(WEBHOOK, true, READ, CLUSTER_CIDRS, null));
@@ -135,23 +150,27 @@ class RbacIT {
     table.addAll(each(WEBHOOK, false, List.of("list", "watch", "update", "patch", "create", "delete"), "services", null));
     table.addAll(each(WEBHOOK, false, List.of("get", "list", "watch", "update"), "nodes", null));
     // No Lease, no Events: those are the reconciler's.
+    table.addAll(each(WEBHOOK, false, List.of("get", "create", "update", "patch"), LEASES, STATE));
     table.addAll(each(WEBHOOK, false, List.of("get", "create", "update", "patch"), LEASES, NS));
     table.addAll(each(WEBHOOK, false, List.of("create", "patch"), "events", NS));
     table.add(mayNot(WEBHOOK, "create", "events", "default"));
     // Nothing else: no Secrets, no pods.
     table.addAll(each(WEBHOOK, false, List.of("get", "list"), "secrets", NS));
+    table.addAll(each(WEBHOOK, false, List.of("get", "list"), "secrets", STATE));
     table.add(mayNot(WEBHOOK, "create", "pods", NS));
 
     // ---- subrange-reconciler --------------------------------------------------------------
     // The allocation state: build, rebuild, release, delete what no range uses.
     table.addAll(each(RECONCILER, true, List.of("get", "list", "watch", "create", "update", "delete"),
-        "configmaps", NS));
-    // ... in subrange's namespace only.
+        "configmaps", STATE));
+    // ... in the state's namespace only: not subrange-config beside the pods, nor anywhere else.
+    table.addAll(each(RECONCILER, false, List.of("update", "patch", "delete"), "configmaps", NS));
     table.addAll(each(RECONCILER, false, List.of("get", "create", "update", "delete"), "configmaps", "default"));
     table.addAll(each(RECONCILER, false, List.of("create", "update"), "configmaps", "kube-system"));
-    // Leader election.
-    table.addAll(each(RECONCILER, true, List.of("get", "create", "update", "patch"), LEASES, NS));
-    table.add(mayNot(RECONCILER, "delete", LEASES, NS));
+    // Leader election, in the state's namespace.
+    table.addAll(each(RECONCILER, true, List.of("get", "create", "update", "patch"), LEASES, STATE));
+    table.add(mayNot(RECONCILER, "delete", LEASES, STATE));
+    table.addAll(each(RECONCILER, false, List.of("create", "update"), LEASES, NS));
     table.addAll(each(RECONCILER, false, List.of("get", "update"), LEASES, "kube-system"));
     // Services and Nodes, everywhere, read.
     table.addAll(each(RECONCILER, true, READ, "services", null));
@@ -181,11 +200,13 @@ class RbacIT {
     table.add(may(RECONCILER, "get", "/apis", null));
     // Nothing else.
     table.addAll(each(RECONCILER, false, List.of("get", "list"), "secrets", NS));
+    table.addAll(each(RECONCILER, false, List.of("get", "list"), "secrets", STATE));
     table.add(mayNot(RECONCILER, "get", "secrets", "default"));
     table.addAll(each(RECONCILER, false, List.of("create", "delete"), "pods", NS));
     table.add(mayNot(RECONCILER, "create", "pods", "default"));
     table.add(mayNot(RECONCILER, "create", "serviceaccounts/token", NS));
     table.add(mayNot(RECONCILER, "update", "roles.rbac.authorization.k8s.io", NS));
+    table.add(mayNot(RECONCILER, "update", "roles.rbac.authorization.k8s.io", STATE));
     table.add(mayNot(RECONCILER, "update", "customresourcedefinitions.apiextensions.k8s.io", null));
     return table.stream();
   }
@@ -193,8 +214,11 @@ class RbacIT {
   @BeforeAll
   static void applyNamespaceAndRbac(E2eCluster cluster) throws IOException {
     Path manifests = cluster.repo().manifests();
-    Namespace namespace = load(cluster, manifests.resolve("namespace.yaml"), Namespace.class);
-    assertThat(namespace.getMetadata().getName()).as("subrange's namespace in manifests/namespace.yaml").isEqualTo(NS);
+    // Both namespaces, subrange's own and the state's, before the Roles and RoleBindings in them.
+    List<HasMetadata> namespaces = loadAll(cluster, manifests.resolve("namespace.yaml"));
+    assertThat(namespaces).as("manifests/namespace.yaml")
+        .allSatisfy(o -> assertThat(o).isInstanceOf(Namespace.class))
+        .extracting(o -> o.getMetadata().getName()).containsExactlyInAnyOrder(NS, STATE);
     for (String file : List.of("namespace.yaml", "rbac.yaml")) {
       var applied = cluster.kubectl("apply", "-f", manifests.resolve(file).toString());
       assertThat(applied.exitCode()).as("kubectl apply -f manifests/" + file + ": " + applied.stderr()).isZero();
@@ -238,11 +262,24 @@ class RbacIT {
     List<HasMetadata> rbac = loadAll(cluster, manifests.resolve("rbac.yaml"));
     assertThat(rbac).filteredOn(ServiceAccount.class::isInstance).extracting(o -> o.getMetadata().getName())
         .containsExactlyInAnyOrder(WEBHOOK, RECONCILER);
+    // The accounts live with their pods; the state Roles and RoleBindings with the state, and
+    // nothing grants a namespaced right in subrange-system.
     rbac.forEach(o -> {
       if (!o.getKind().startsWith("Cluster")) {
-        assertThat(o.getMetadata().getNamespace()).as(o.getKind() + " " + o.getMetadata().getName()).isEqualTo(NS);
+        assertThat(o.getMetadata().getNamespace()).as(o.getKind() + " " + o.getMetadata().getName())
+            .isEqualTo(o instanceof ServiceAccount ? NS : STATE);
       }
     });
+    assertThat(rbac).filteredOn(RoleBinding.class::isInstance).map(RoleBinding.class::cast)
+        .flatExtracting(RoleBinding::getSubjects).isNotEmpty()
+        .allSatisfy(subject -> assertThat(subject.getNamespace()).as(subject.getName()).isEqualTo(NS));
+    assertThat(rbac).filteredOn(ClusterRoleBinding.class::isInstance).map(ClusterRoleBinding.class::cast)
+        .flatExtracting(ClusterRoleBinding::getSubjects).isNotEmpty()
+        .allSatisfy(subject -> assertThat(subject.getNamespace()).as(subject.getName()).isEqualTo(NS));
+    // ... and the pods look for their state where those Roles are.
+    ConfigMap config = load(cluster, manifests.resolve("configmap.yaml"), ConfigMap.class);
+    assertThat(config.getMetadata().getNamespace()).isEqualTo(NS);
+    assertThat(config.getData()).containsEntry("SUBRANGE_KUBERNETES_NAMESPACE", STATE);
     assertThat(rbac).filteredOn(ServiceAccount.class::isInstance).map(ServiceAccount.class::cast)
         .allSatisfy(account -> assertThat(account.getAutomountServiceAccountToken())
             .as("%s's pods need its token", account.getMetadata().getName()).isNotEqualTo(Boolean.FALSE));

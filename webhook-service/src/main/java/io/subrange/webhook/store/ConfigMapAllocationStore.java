@@ -19,6 +19,8 @@ import io.subrange.allocator.store.AllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeUsage;
@@ -476,8 +478,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     return control.done;
   }
 
-  private void writeAll(RangeState state) {
-    shards.reload(Set.of(state.key()));
+  private void writeAll(RangeState rebuilt) {
+    shards.reload(Set.of(rebuilt.key()));
+    RangeState state = withValuesStoredMeanwhile(rebuilt);
     for (ConfigMap desired : RangeConfigMaps.encode(state, namespace).values()) {
       String name = desired.getMetadata().getName();
       ConfigMap current = shards.latest(name);
@@ -495,6 +498,54 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     }
     shards.markStale(state.key());
     log.info("Stored the rebuilt state of {}: {} values", state.key(), state.entries().size());
+  }
+
+  /**
+   * A rebuilt state plus the values its shards hold now that it lacks. The rebuilt state is the
+   * cluster as the reconciler's informers last saw it; a replica that still had the range loaded
+   * may have stored an allocation since, for an object those informers have not shown yet, and
+   * writing over it would hand that value out twice. Stored values the cluster's picture gives to
+   * another object are left out (the picture wins); kept ones that no object ever carries are
+   * freed by the reconciler after its grace period, as any leak. Pod CIDR states are written as
+   * rebuilt: nodes get blocks from the reconciler itself.
+   */
+  private RangeState withValuesStoredMeanwhile(RangeState rebuilt) {
+    RangeKey key = rebuilt.key();
+    if (key.kind() == RangeKey.Kind.POD_CIDRS) {
+      return rebuilt;
+    }
+    List<RangeState.Entry> stored = new ArrayList<>();
+    for (ConfigMap desired : RangeConfigMaps.encode(rebuilt, namespace).values()) {
+      ConfigMap current = shards.latest(desired.getMetadata().getName());
+      if (current != null) {
+        stored.addAll(RangeConfigMaps.readableEntries(current));
+      }
+    }
+    if (stored.isEmpty()) {
+      return rebuilt;
+    }
+    InMemoryAllocationStore merged = engine.emptyCopyOf(key);
+    merged.restore(key.kind(), key.family(), List.of(rebuilt));
+    for (RangeState.Entry entry : stored) {
+      if (entry.holder() == null) {
+        continue;
+      }
+      try {
+        ReservationRequest keep = key.kind() == RangeKey.Kind.NODE_PORTS
+            ? new ReservationRequest(entry.holder(), List.of(),
+                List.of(PortClaim.kept(Integer.parseInt(entry.value()))), false)
+            : ReservationRequest.ips(entry.holder(), List.of(IpClaim.kept(IpAddress.parse(entry.value()))), false);
+        merged.reserve(keep);  // refused when the picture gives the value to another object: it wins
+      } catch (RuntimeException e) {
+        // a value that is not one of this range's: nothing to keep
+      }
+    }
+    RangeState result = merged.export(key);
+    if (result.entries().size() > rebuilt.entries().size()) {
+      log.info("Rebuilding {}: kept {} values stored while the rebuild was being made", key,
+          result.entries().size() - rebuilt.entries().size());
+    }
+    return result;
   }
 
   // ---- the committer ------------------------------------------------------------------------

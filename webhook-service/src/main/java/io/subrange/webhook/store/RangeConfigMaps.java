@@ -496,6 +496,19 @@ public final class RangeConfigMaps {
     return entries;
   }
 
+  /**
+   * The holder lines one shard carries, as far as they can be read (none when its ledger is
+   * corrupt): for merging into a rebuilt state what was stored while it was being made.
+   */
+  static List<RangeState.Entry> readableEntries(ConfigMap shard) {
+    String name = shard.getMetadata().getName();
+    try {
+      return unledger(gunzip(binary(shard, HOLDERS), name), name);
+    } catch (IllegalArgumentException e) {
+      return List.of();
+    }
+  }
+
   static List<RangeState.Entry> unledger(byte[] ledger, String where) {
     List<String> skipped = new ArrayList<>();
     List<RangeState.Entry> entries = unledger(ledger, where, skipped);

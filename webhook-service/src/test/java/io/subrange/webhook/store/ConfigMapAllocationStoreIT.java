@@ -280,7 +280,11 @@ class ConfigMapAllocationStoreIT {
   void aDeletedOrCorruptShardStopsTheRangeUntilItIsRebuilt() {
     ConfigMapAllocationStore store = replica("10.96.0.0/16");
     initialize(store);
-    store.reserve(service("before", false)).join();
+    // Stored in shard 0; the cluster's picture below never shows its object (it was created
+    // after the reconciler's informers last looked).
+    IpAddress before = IpAddress.parse("10.96.0.5");
+    store.reserve(ReservationRequest.ips(Holder.service("default", "before", ""), List.of(IpClaim.specific(before)),
+        false)).join();
     assertThat(admin.configMaps().inNamespace(namespace).withLabels(RangeConfigMaps.selector(V4)).list().getItems())
         .as("a /16 in 128 shards of 512").hasSize(128);
 
@@ -296,6 +300,8 @@ class ConfigMapAllocationStoreIT {
     store.install(picture).join();
     assertThat(store.rangesToRebuild()).isEmpty();
     assertThat(store.holderOf(IpAddress.parse("10.96.7.7"))).contains(Holder.service("default", "kept", "u"));
+    assertThat(store.holderOf(before)).as("stored while the picture was made: kept, never handed out again")
+        .contains(Holder.service("default", "before", ""));
 
     // A second install of the same (now stale) picture, as a retried rebuild would queue, must not
     // write over what was stored since.

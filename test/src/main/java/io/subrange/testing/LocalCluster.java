@@ -56,6 +56,7 @@ public final class LocalCluster {
     try (KubernetesClient client = controlPlane.client()) {
       WebhookRegistration.register(client, repo, subrange);
     }
+    Processes.reapWhenGone(ProcessHandle.current(), ProcessHandle.current().children().toList());
 
     System.out.printf("""
 

@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 
 /** Small helpers for the processes the harness runs, and for waiting on them. */
 public final class Processes {
@@ -153,6 +154,27 @@ public final class Processes {
   }
 
   /** Stops a process: politely, then forcibly after {@code graceSeconds}. */
+  /**
+   * Starts a watcher that stops {@code children} (SIGTERM, then SIGKILL 5 s later) once
+   * {@code parent} is gone, however it went: shutdown hooks do not run when a JVM is killed or
+   * halted, and even on SIGTERM a hook can be cut short. Best effort: a watcher that cannot be
+   * started is logged and skipped.
+   */
+  public static void reapWhenGone(ProcessHandle parent, List<ProcessHandle> children) {
+    if (children.isEmpty()) {
+      return;
+    }
+    String pids = children.stream().map(c -> String.valueOf(c.pid())).collect(Collectors.joining(" "));
+    String script = "while kill -0 " + parent.pid() + " 2>/dev/null; do sleep 1; done; "
+        + "kill " + pids + " 2>/dev/null; sleep 5; kill -9 " + pids + " 2>/dev/null; exit 0";
+    try {
+      new ProcessBuilder("setsid", "bash", "-c", script).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    } catch (IOException e) {
+      System.err.println("Processes: no watcher for " + pids + ": " + e.getMessage());
+    }
+  }
+
   public static void stop(Process process, long graceSeconds) {
     if (process == null || !process.isAlive()) {
       return;

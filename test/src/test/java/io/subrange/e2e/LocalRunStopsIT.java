@@ -21,29 +21,56 @@ class LocalRunStopsIT {
   @Test
   void sigtermStopsEveryProcessItStarted(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("local.log");
-    // run-local's last step, as it runs it: Maven's exec:java in the foreground (exec'd, so
-    // the signal reaches Maven's JVM).
-    ProcessBuilder builder = new ProcessBuilder("mvn", "-q", "-B", "-o", "-pl", "test", "exec:java@local")
-        .directory(RepoLayout.locate().root().toFile()).redirectErrorStream(true).redirectOutput(out.toFile());
-    builder.environment().put("SUBRANGE_LOCAL_PORT", String.valueOf(Processes.freePort()));
-    builder.environment().put("SUBRANGE_LOCAL_METRICS_PORT", String.valueOf(Processes.freePort()));
-    Process local = builder.start();
+    Process local = startLocalRun(out);
     List<ProcessHandle> started;
     try {
-      assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> Processes.readOrEmpty(out).contains("Ctrl-C")))
-          .as("local run ready: " + Processes.readOrEmpty(out)).isTrue();
-      started = local.descendants().toList();
-      assertThat(started).extracting(p -> p.info().command().orElse(""))
-          .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
-          .filteredOn(c -> c.endsWith("java")).isNotEmpty();
+      started = startedChildren(local, out);
     } finally {
       local.destroy();  // SIGTERM
     }
     assertThat(local.waitFor(60, TimeUnit.SECONDS)).as("the local run exits on SIGTERM").isTrue();
+    assertAllStop(started);
+    assertThat(Processes.readOrEmpty(out)).contains("Stopping subrange, kube-apiserver and etcd");
+  }
+
+  /** Killed outright (no shutdown hook runs), it still leaves nothing behind: a watcher stops them. */
+  @Test
+  void sigkillLeavesNothingBehindEither(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("local.log");
+    Process local = startLocalRun(out);
+    List<ProcessHandle> started;
+    try {
+      started = startedChildren(local, out);
+    } finally {
+      local.destroyForcibly();  // SIGKILL
+    }
+    assertThat(local.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertAllStop(started);
+  }
+
+  /** run-local's last step, as it runs it: Maven's exec:java in the foreground (exec'd, so signals reach Maven's JVM). */
+  private static Process startLocalRun(Path out) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder("mvn", "-q", "-B", "-o", "-pl", "test", "exec:java@local")
+        .directory(RepoLayout.locate().root().toFile()).redirectErrorStream(true).redirectOutput(out.toFile());
+    builder.environment().put("SUBRANGE_LOCAL_PORT", String.valueOf(Processes.freePort()));
+    builder.environment().put("SUBRANGE_LOCAL_METRICS_PORT", String.valueOf(Processes.freePort()));
+    return builder.start();
+  }
+
+  private static List<ProcessHandle> startedChildren(Process local, Path out) {
+    assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> Processes.readOrEmpty(out).contains("Ctrl-C")))
+        .as("local run ready: " + Processes.readOrEmpty(out)).isTrue();
+    List<ProcessHandle> started = local.descendants().toList();
+    assertThat(started).extracting(p -> p.info().command().orElse(""))
+        .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
+        .filteredOn(c -> c.endsWith("java")).isNotEmpty();
+    return started;
+  }
+
+  private static void assertAllStop(List<ProcessHandle> started) {
     for (ProcessHandle child : started) {
-      assertThat(Processes.pollUntil(Duration.ofSeconds(15), 200, () -> !child.isAlive()))
+      assertThat(Processes.pollUntil(Duration.ofSeconds(20), 200, () -> !child.isAlive()))
           .as("%s stopped with it", child.info().command().orElse("pid " + child.pid())).isTrue();
     }
-    assertThat(Processes.readOrEmpty(out)).contains("Stopping subrange, kube-apiserver and etcd");
   }
 }

@@ -222,6 +222,18 @@ class ServiceSemanticsIT {
     assertThat(swapped.getSpec().getPorts().get(1).getNodePort()).isNotEqualTo(30062).isBetween(30000, 32767);
   }
 
+  /**
+   * A name the API server would refuse only after admission is refused by subrange first, before
+   * anything is held for it (a tab in it once broke the holder ledgers).
+   */
+  @Test
+  void aServiceNameThatIsNotADnsLabelIsRefusedBeforeAnythingIsHeld() {
+    KubernetesClientException refusal = refused(() -> create(service("bad\tname").editSpec().withType("NodePort")
+        .endSpec().build()));
+    assertThat(refusal.getCode()).isEqualTo(422);
+    assertThat(refusal.getMessage()).contains("denied the request: metadata.name: \"bad\\u0009name\"");
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   private Service create(Service service) {

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,12 +23,7 @@ class LocalRunStopsIT {
   void sigtermStopsEveryProcessItStarted(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("local.log");
     Process local = startLocalRun(out);
-    List<ProcessHandle> started;
-    try {
-      started = startedChildren(local, out);
-    } finally {
-      local.destroy();  // SIGTERM
-    }
+    List<ProcessHandle> started = startedChildrenThen(local, out, Process::destroy);  // SIGTERM
     assertThat(local.waitFor(60, TimeUnit.SECONDS)).as("the local run exits on SIGTERM").isTrue();
     assertAllStop(started);
     assertThat(Processes.readOrEmpty(out)).contains("Stopping subrange, kube-apiserver and etcd");
@@ -38,12 +34,7 @@ class LocalRunStopsIT {
   void sigkillLeavesNothingBehindEither(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("local.log");
     Process local = startLocalRun(out);
-    List<ProcessHandle> started;
-    try {
-      started = startedChildren(local, out);
-    } finally {
-      local.destroyForcibly();  // SIGKILL
-    }
+    List<ProcessHandle> started = startedChildrenThen(local, out, Process::destroyForcibly);  // SIGKILL
     assertThat(local.waitFor(30, TimeUnit.SECONDS)).isTrue();
     assertAllStop(started);
   }
@@ -57,14 +48,20 @@ class LocalRunStopsIT {
     return builder.start();
   }
 
-  private static List<ProcessHandle> startedChildren(Process local, Path out) {
-    assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500, () -> Processes.readOrEmpty(out).contains("Ctrl-C")))
-        .as("local run ready: " + Processes.readOrEmpty(out)).isTrue();
-    List<ProcessHandle> started = local.descendants().toList();
-    assertThat(started).extracting(p -> p.info().command().orElse(""))
-        .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
-        .filteredOn(c -> c.endsWith("java")).isNotEmpty();
-    return started;
+  /** Once the local run is ready, what it started; then {@code stop} is done to it, whatever happened. */
+  private static List<ProcessHandle> startedChildrenThen(Process local, Path out, Consumer<Process> stop) {
+    try {
+      assertThat(Processes.pollUntil(Duration.ofSeconds(120), 500,
+          () -> Processes.readOrEmpty(out).contains("Ctrl-C"))).as("local run ready: " + Processes.readOrEmpty(out))
+          .isTrue();
+      List<ProcessHandle> started = local.descendants().toList();
+      assertThat(started).extracting(p -> p.info().command().orElse(""))
+          .anyMatch(c -> c.endsWith("kube-apiserver")).anyMatch(c -> c.endsWith("etcd"))
+          .filteredOn(c -> c.endsWith("java")).isNotEmpty();
+      return started;
+    } finally {
+      stop.accept(local);
+    }
   }
 
   private static void assertAllStop(List<ProcessHandle> started) {

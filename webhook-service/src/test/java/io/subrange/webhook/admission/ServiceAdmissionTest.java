@@ -1,6 +1,5 @@
 package io.subrange.webhook.admission;
 
-import static io.subrange.webhook.admission.AdmissionReviews.admitted;
 import static io.subrange.webhook.admission.AdmissionReviews.port;
 import static io.subrange.webhook.admission.AdmissionReviews.review;
 import static io.subrange.webhook.admission.AdmissionReviews.service;
@@ -19,7 +18,6 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.http.MediaType;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -449,24 +447,15 @@ class ServiceAdmissionTest {
   // ---- helpers ------------------------------------------------------------------------------
 
   private JsonNode create(ObjectNode service) {
-    ObjectNode request = review("CREATE", service, false);
-    JsonNode answer = admit(request);
-    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
-    return admitted(request, answer);
+    return admission().created(service);
   }
 
   private JsonNode updateTo(JsonNode stored, JsonNode changed) {
-    ObjectNode request = update(stored, changed, false);
-    JsonNode answer = admit(request);
-    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
-    return admitted(request, answer);
+    return admission().updated(stored, changed);
   }
 
   private void assertDenied(ObjectNode object, int code, String messageStart) {
-    JsonNode response = admit(review("CREATE", object, false)).path("response");
-    assertThat(response.path("allowed").asBoolean()).as(response.toString()).isFalse();
-    assertThat(response.path("status").path("code").asInt()).isEqualTo(code);
-    assertThat(response.path("status").path("message").asText()).startsWith(messageStart);
+    admission().denied(review("CREATE", object, false), code, messageStart);
   }
 
   private JsonNode admit(ObjectNode request) {
@@ -478,8 +467,11 @@ class ServiceAdmissionTest {
   }
 
   private JsonNode post(String path, ObjectNode request) {
-    return client.post().uri(path).contentType(MediaType.APPLICATION_JSON).bodyValue(request.toString())
-        .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+    return admission().post(path, request);
+  }
+
+  private AdmissionClient admission() {
+    return new AdmissionClient(client);
   }
 
   private static List<String> texts(JsonNode array) {

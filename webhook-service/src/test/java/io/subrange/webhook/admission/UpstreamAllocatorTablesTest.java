@@ -1,6 +1,5 @@
 package io.subrange.webhook.admission;
 
-import static io.subrange.webhook.admission.AdmissionReviews.admitted;
 import static io.subrange.webhook.admission.AdmissionReviews.review;
 import static io.subrange.webhook.admission.AdmissionReviews.service;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,7 +13,6 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.http.MediaType;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -119,21 +117,10 @@ class UpstreamAllocatorTablesTest {
   }
 
   private JsonNode create(ObjectNode service) {
-    ObjectNode request = review("CREATE", service, false);
-    JsonNode answer = post(request);
-    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
-    return admitted(request, answer);
+    return new AdmissionClient(client).created(service);
   }
 
   private void assertRefused(ObjectNode service, int code, String messageStart) {
-    JsonNode response = post(review("CREATE", service, false)).path("response");
-    assertThat(response.path("allowed").asBoolean()).as(response.toString()).isFalse();
-    assertThat(response.path("status").path("code").asInt()).as(response.toString()).isEqualTo(code);
-    assertThat(response.path("status").path("message").asText()).startsWith(messageStart);
-  }
-
-  private JsonNode post(ObjectNode request) {
-    return client.post().uri("/mutate").contentType(MediaType.APPLICATION_JSON).bodyValue(request.toString())
-        .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+    new AdmissionClient(client).denied(review("CREATE", service, false), code, messageStart);
   }
 }

@@ -21,7 +21,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.http.MediaType;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -329,29 +328,19 @@ class UpstreamServiceStorageTablesTest {
   // ---- helpers ------------------------------------------------------------------------------
 
   private JsonNode create(ObjectNode service) {
-    ObjectNode request = review("CREATE", service, false);
-    JsonNode answer = post(request);
-    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
-    return admitted(request, answer);
+    return new AdmissionClient(client).created(service);
   }
 
   private JsonNode updated(JsonNode stored, JsonNode changed) {
-    ObjectNode request = update(stored, changed, false);
-    JsonNode answer = post(request);
-    assertThat(answer.path("response").path("allowed").asBoolean()).as(answer.toString()).isTrue();
-    return admitted(request, answer);
+    return new AdmissionClient(client).updated(stored, changed);
   }
 
   private void assertRefused(JsonNode stored, JsonNode changed, String messageStart) {
-    JsonNode response = post(update(stored, changed, false)).path("response");
-    assertThat(response.path("allowed").asBoolean()).as(response.toString()).isFalse();
-    assertThat(response.path("status").path("code").asInt()).isEqualTo(422);
-    assertThat(response.path("status").path("message").asText()).startsWith(messageStart);
+    new AdmissionClient(client).denied(update(stored, changed, false), 422, messageStart);
   }
 
   private JsonNode post(ObjectNode request) {
-    return client.post().uri("/mutate").contentType(MediaType.APPLICATION_JSON).bodyValue(request.toString())
-        .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+    return new AdmissionClient(client).post("/mutate", request);
   }
 
   /** What the update leaves out: allocated fields, as `kubectl replace` with a manifest sends. */

@@ -59,13 +59,7 @@ class ServingTlsTest {
       makeCerts();  // same CA, new serving pair, as a rotation does
       BigInteger rotated = fileSerial();
       assertThat(rotated).isNotEqualTo(first);
-      Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
-      BigInteger served = first;
-      while (!served.equals(rotated) && Instant.now().isBefore(deadline)) {
-        Thread.sleep(200);
-        served = servedSerial(trustingOurCa, port);
-      }
-      assertThat(served).as("served certificate after rotation").isEqualTo(rotated);
+      assertThat(awaitServed(trustingOurCa, port, rotated)).as("served certificate after rotation").isEqualTo(rotated);
     }
   }
 
@@ -95,13 +89,8 @@ class ServingTlsTest {
       publish(generated, mount, "..2026_11_24_13_00_00.2");
       BigInteger rotated = serialOf(mount.resolve("tls.crt"));
       assertThat(rotated).isNotEqualTo(first);
-      Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
-      BigInteger served = first;
-      while (!served.equals(rotated) && Instant.now().isBefore(deadline)) {
-        Thread.sleep(200);
-        served = servedSerial(trustingOurCa, port);
-      }
-      assertThat(served).as("served certificate after the ..data swap").isEqualTo(rotated);
+      assertThat(awaitServed(trustingOurCa, port, rotated)).as("served certificate after the ..data swap")
+          .isEqualTo(rotated);
     }
   }
 
@@ -220,6 +209,17 @@ class ServingTlsTest {
     try (InputStream in = Files.newInputStream(certificate)) {
       return ((X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in)).getSerialNumber();
     }
+  }
+
+  /** The serial served once it is {@code expected}, or the last one served after 30 s. */
+  private static BigInteger awaitServed(SSLContext context, int port, BigInteger expected) throws Exception {
+    Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+    BigInteger served = servedSerial(context, port);
+    while (!served.equals(expected) && Instant.now().isBefore(deadline)) {
+      Thread.sleep(200);
+      served = servedSerial(context, port);
+    }
+    return served;
   }
 
   private static BigInteger servedSerial(SSLContext context, int port) throws Exception {

@@ -276,12 +276,6 @@ public final class ClusterCidrAllocator {
     return true;
   }
 
-  public synchronized List<Cidr> reserved() {
-    List<Cidr> all = new ArrayList<>(reserved.get(IpFamily.IPV4));
-    all.addAll(reserved.get(IpFamily.IPV6));
-    return List.copyOf(all);
-  }
-
   /**
    * After freeing {@code freed} in an entry's set, marks again what must stay occupied there.
    * Freeing works on whole blocks, so a range smaller than a block frees its whole block: what

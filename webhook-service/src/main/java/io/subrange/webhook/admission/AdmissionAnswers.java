@@ -9,11 +9,11 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponseBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReview;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReviewBuilder;
+import io.subrange.webhook.Failures;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,8 +71,7 @@ final class AdmissionAnswers {
 
   /** A handler's failure as the answer: its denial, a 503 on timeout, or a 500 that leaks no internals. */
   static Outcome failure(AdmissionCall call, Throwable failure, Duration timeout) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     if (cause instanceof AdmissionDenied denied) {
       return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), denied.details());
     }

@@ -6,9 +6,10 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.admission.AdmissionContext;
-import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
@@ -16,7 +17,6 @@ import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.PodCidrMetrics;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
 
 /**
@@ -73,9 +73,9 @@ public class NodeMutator implements Mutator<Node> {
   }
 
   private Node refused(AdmissionContext<Node> context, Node node, List<Cidr> preset, Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     if (!(cause instanceof PodCidrUnavailableException unavailable)) {
-      throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+      throw Failures.rethrowable(cause);
     }
     if (!context.dryRun()) {
       metrics.refused(unavailable.reason());
@@ -85,8 +85,7 @@ public class NodeMutator implements Mutator<Node> {
       throw AdmissionDenied.conflict("spec.podCIDRs: " + unavailable.getMessage());
     }
     if (reason == PodCidrAllocationException.Reason.NOT_IN_ANY_CLUSTER_CIDR) {
-      context.warn("subrange: pod CIDRs " + preset + " of node " + context.name() + " are in no ClusterCIDR, so"
-          + " subrange does not manage them");
+      context.warn(NodePodCidrs.unmanagedWarning(preset, context.name()));
     } else {
       context.warn("subrange: " + unavailable.getMessage());
     }

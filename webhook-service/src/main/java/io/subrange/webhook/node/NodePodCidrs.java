@@ -103,10 +103,21 @@ public final class NodePodCidrs {
     node.getSpec().setPodCIDR(podCidrs.get(0));
   }
 
+  /** The warning for pod CIDRs a node carries that no ClusterCIDR covers: kept, not managed. */
+  static String unmanagedWarning(List<?> podCidrs, String nodeName) {
+    return "subrange: pod CIDRs " + podCidrs + " of node " + nodeName + " are in no ClusterCIDR, so subrange does"
+        + " not manage them";
+  }
+
   /** The node as the pod CIDR engine sees it: name and labels (the engine's own Node type). */
-  static io.subrange.allocator.podcidr.Node view(Node node, String name) {
+  public static io.subrange.allocator.podcidr.Node view(Node node, String name) {
     Map<String, String> labels = node.getMetadata() == null || node.getMetadata().getLabels() == null
         ? Map.of() : node.getMetadata().getLabels();
     return new io.subrange.allocator.podcidr.Node(name, labels);
+  }
+
+  /** {@link #view(Node, String)} under the node's own name. */
+  public static io.subrange.allocator.podcidr.Node view(Node node) {
+    return view(node, node.getMetadata().getName());
   }
 }

@@ -5,15 +5,15 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.admission.AdmissionContext;
-import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AdmissionDenied;
+import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.admission.Validator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
 
 /**
@@ -53,8 +53,7 @@ public class NodeValidator implements Validator<Node> {
           if (failure == null) {
             return List.<String>of();
           }
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-              ? failure.getCause() : failure;
+          Throwable cause = Failures.cause(failure);
           if (cause instanceof PodCidrUnavailableException unavailable) {
             if (unavailable.reason() == PodCidrAllocationException.Reason.COLLISION) {
               if (keptFromBefore) {
@@ -65,10 +64,9 @@ public class NodeValidator implements Validator<Node> {
               }
               throw AdmissionDenied.conflict("spec.podCIDRs: " + unavailable.getMessage());
             }
-            return List.of("subrange: pod CIDRs " + carried + " of node " + context.name()
-                + " are in no ClusterCIDR, so subrange does not manage them");
+            return List.of(NodePodCidrs.unmanagedWarning(carried, context.name()));
           }
-          throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+          throw Failures.rethrowable(cause);
         });
   }
 }

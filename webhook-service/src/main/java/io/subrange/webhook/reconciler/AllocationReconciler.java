@@ -23,6 +23,8 @@ import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.Failures;
+import io.subrange.webhook.node.NodePodCidrs;
 import io.subrange.webhook.store.RebuildableStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,7 +40,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -125,7 +126,7 @@ public final class AllocationReconciler {
             state.entries().size(), missing.getValue());
       } catch (Exception e) {
         metrics.error();
-        log.warn("Could not store the rebuilt state of {}, will try again: {}", key, rootMessage(e));
+        log.warn("Could not store the rebuilt state of {}, will try again: {}", key, Failures.rootMessage(e));
       }
     }
     return rebuilt;
@@ -155,7 +156,7 @@ public final class AllocationReconciler {
         for (Node node : sorted(cluster.nodes())) {
           List<Cidr> blocks = Carried.podCidrs(node);
           if (!blocks.isEmpty()) {
-            scratch.recordPodCidrs(podCidrNode(node), blocks).exceptionally(e -> null).join();
+            scratch.recordPodCidrs(NodePodCidrs.view(node), blocks).exceptionally(e -> null).join();
           }
         }
       }
@@ -306,14 +307,13 @@ public final class AllocationReconciler {
       if (blocks.isEmpty() || held.containsKey(node.getMetadata().getName())) {
         continue;
       }
-      repairs.add(store.recordPodCidrs(podCidrNode(node), blocks).handle((allocation, failure) -> {
+      repairs.add(store.recordPodCidrs(NodePodCidrs.view(node), blocks).handle((allocation, failure) -> {
         if (failure == null) {
           reportOnce(node, "CIDRNotAllocated", "Pod CIDRs " + blocks + " were not allocated; repairing");
           metrics.repair("podcidr", "not_allocated");
           return true;
         }
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure;
+        Throwable cause = Failures.cause(failure);
         if (cause instanceof PodCidrUnavailableException unavailable) {
           boolean collision = unavailable.reason() == PodCidrAllocationException.Reason.COLLISION;
           if (reportOnce(node, "CIDRNotAvailable", "Pod CIDRs " + blocks + " cannot be recorded: "
@@ -322,7 +322,7 @@ public final class AllocationReconciler {
           }
           return false;
         }
-        throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+        throw Failures.rethrowable(cause);
       }));
     }
   }
@@ -424,7 +424,7 @@ public final class AllocationReconciler {
     if (failure != null) {
       metrics.error();
       log.warn("Could not free {} {} of {} ({}); a later pass frees it: {}", kind, value, holder, reason,
-          rootMessage(failure));
+          Failures.rootMessage(failure));
     } else if (Boolean.TRUE.equals(freed)) {
       metrics.release(kind, reason);
       log.debug("Freed {} {}: {} was {}", kind, value, holder, reason);
@@ -452,7 +452,7 @@ public final class AllocationReconciler {
           if (failure != null) {
             metrics.error();
             log.warn("Giving node {} pod CIDRs failed; the next pass tries again: {}", node.getMetadata().getName(),
-                rootMessage(failure));
+                Failures.rootMessage(failure));
           }
         });
       }
@@ -486,11 +486,6 @@ public final class AllocationReconciler {
     return copy;
   }
 
-  private static io.subrange.allocator.podcidr.Node podCidrNode(Node node) {
-    Map<String, String> labels = node.getMetadata().getLabels() == null ? Map.of() : node.getMetadata().getLabels();
-    return new io.subrange.allocator.podcidr.Node(node.getMetadata().getName(), labels);
-  }
-
   private static String name(Service service) {
     return service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
   }
@@ -501,16 +496,8 @@ public final class AllocationReconciler {
         repair.get(WAIT_SECONDS, TimeUnit.SECONDS);
       } catch (Exception e) {
         metrics.error();
-        log.warn("A repair failed, the next pass tries again: {}", rootMessage(e));
+        log.warn("A repair failed, the next pass tries again: {}", Failures.rootMessage(e));
       }
     }
-  }
-
-  static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
   }
 }

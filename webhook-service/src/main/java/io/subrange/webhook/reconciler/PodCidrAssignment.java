@@ -9,12 +9,11 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.PodCidrUnavailableException;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.node.NodePodCidrs;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -73,8 +72,7 @@ final class PodCidrAssignment implements AutoCloseable {
     if (!needs(node) || !inFlight.add(name)) {
       return CompletableFuture.completedFuture(false);
     }
-    Map<String, String> labels = node.getMetadata().getLabels() == null ? Map.of() : node.getMetadata().getLabels();
-    io.subrange.allocator.podcidr.Node view = new io.subrange.allocator.podcidr.Node(name, labels);
+    io.subrange.allocator.podcidr.Node view = NodePodCidrs.view(node, name);
     return store.reservePodCidrs(view, List.of(), false)
         .thenApplyAsync(allocation -> write(view, NodePodCidrs.inOrder(allocation, primary)), writer)
         .handle((written, failure) -> {
@@ -82,15 +80,14 @@ final class PodCidrAssignment implements AutoCloseable {
           if (failure == null) {
             return written;
           }
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-              ? failure.getCause() : failure;
+          Throwable cause = Failures.cause(failure);
           if (cause instanceof PodCidrUnavailableException unavailable) {
             // No ClusterCIDR selects it, or all that do are full: the node stays without, as
             // upstream leaves it, and says why once.
             events.warn(node, "CIDRNotAvailable", "No pod CIDRs for node " + name + ": " + unavailable.getMessage());
             return false;
           }
-          throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+          throw Failures.rethrowable(cause);
         });
   }
 

@@ -3,6 +3,7 @@ package io.subrange.webhook.reconciler;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.store.AllocationStore;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.kubernetes.RangeReconciler;
 import io.subrange.webhook.node.NodePodCidrs;
@@ -123,7 +124,7 @@ public class ReconcilerRunner implements SmartLifecycle {
           }
         } catch (Exception e) {
           metrics.error();
-          log.warn("Reconciling failed, will retry: {}", AllocationReconciler.rootMessage(e));
+          log.warn("Reconciling failed, will retry: {}", Failures.rootMessage(e));
         }
       }
       try {

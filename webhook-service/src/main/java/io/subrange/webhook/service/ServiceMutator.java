@@ -7,6 +7,7 @@ import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.admission.AdmissionContext;
 import io.subrange.webhook.admission.AdmissionDenied;
 import io.subrange.webhook.admission.AdmissionTarget;
@@ -17,7 +18,6 @@ import io.subrange.webhook.admission.Operation;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AllocatorMetrics;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
 
 /**
@@ -92,9 +92,9 @@ public class ServiceMutator implements Mutator<Service> {
 
   private RuntimeException deny(ServiceAllocationPlan plan, ReservationRequest request, Throwable failure,
       String namespace) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     if (!(cause instanceof AllocationException refusal)) {
-      return cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+      return Failures.rethrowable(cause);
     }
     if (!request.dryRun()) {
       metrics.refused(refusal);

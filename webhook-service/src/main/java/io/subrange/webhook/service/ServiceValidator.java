@@ -8,6 +8,7 @@ import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.allocator.store.Scope;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.admission.AdmissionContext;
 import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.AllocationDenials;
@@ -17,7 +18,6 @@ import io.subrange.webhook.admission.Validator;
 import io.subrange.webhook.config.SubrangeProperties;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.springframework.stereotype.Component;
 
 /**
@@ -63,14 +63,13 @@ public class ServiceValidator implements Validator<Service> {
           if (failure == null) {
             return plan.warnings(request, reservation);
           }
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-              ? failure.getCause() : failure;
+          Throwable cause = Failures.cause(failure);
           if (cause instanceof AllocationException refusal) {
             throw AllocationDenials.deny(plan.fieldOf(refusal.failedClaim()), refusal,
                 "choose a free value, or leave the field empty to get one",
                 taker -> nameOtherNamespaces || taker.namespace().equals(context.namespace()));
           }
-          throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+          throw Failures.rethrowable(cause);
         });
   }
 }

@@ -28,6 +28,7 @@ import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.allocator.store.StoreUnavailableException;
+import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -173,7 +174,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     } catch (Exception e) {
       informer.stop();
       throw new IllegalStateException("could not list subrange's ConfigMaps in namespace " + namespace + " within "
-          + timeout.toSeconds() + " s: " + rootMessage(e) + ". subrange.store=kubernetes keeps allocations there;"
+          + timeout.toSeconds() + " s: " + Failures.rootMessage(e) + ". subrange.store=kubernetes keeps allocations there;"
           + " check that the namespace exists and that subrange may list, watch and update ConfigMaps in it", e);
     }
     informer.getStore().list().forEach(shards::remember);
@@ -410,7 +411,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     try {
       reload.done.get(budget.toMillis() * 2, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
-      log.debug("Range {} is still loading: {}", key, rootMessage(e));
+      log.debug("Range {} is still loading: {}", key, Failures.rootMessage(e));
     }
   }
 
@@ -764,7 +765,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       try {
         future.join();
       } catch (CompletionException e) {
-        log.warn("A shard write failed unexpectedly: {}", rootMessage(e));
+        log.warn("A shard write failed unexpectedly: {}", Failures.rootMessage(e));
       }
     }
     return writes;
@@ -794,10 +795,10 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
         trouble = conflict ? "ConfigMap " + name + " was changed by another writer"
             : e.getCode() == 404 ? "ConfigMap " + name + " is gone"
             : e.getCode() > 0 ? "writing ConfigMap " + name + ": the API server answered " + e.getCode()
-            : "writing ConfigMap " + name + ": " + rootMessage(e);
+            : "writing ConfigMap " + name + ": " + Failures.rootMessage(e);
       } catch (RuntimeException e) {
         metrics.write(StoreMetrics.WriteResult.ERROR);
-        trouble = "writing ConfigMap " + name + ": " + rootMessage(e);
+        trouble = "writing ConfigMap " + name + ": " + Failures.rootMessage(e);
       }
     }
   }
@@ -892,16 +893,4 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       return thread;
     };
   }
-
-  static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    if (root instanceof TimeoutException) {
-      return "timed out";
-    }
-    return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-  }
-
 }

@@ -7,6 +7,7 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
+import io.subrange.webhook.Failures;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -124,7 +125,7 @@ final class StoredShards {
           known = current;
         }
       } catch (RuntimeException e) {
-        log.debug("Reading {} again failed ({}); the next write will tell", name, ConfigMapAllocationStore.rootMessage(e));
+        log.debug("Reading {} again failed ({}); the next write will tell", name, Failures.rootMessage(e));
       }
       if (known != null) {
         RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
@@ -148,7 +149,7 @@ final class StoredShards {
         }
         latest.values().removeIf(c -> scope.contains(c) && !present.contains(c.getMetadata().getName()));
       } catch (RuntimeException e) {
-        log.debug("Reloading {} failed ({}); the next write will tell", scope, ConfigMapAllocationStore.rootMessage(e));
+        log.debug("Reloading {} failed ({}); the next write will tell", scope, Failures.rootMessage(e));
       }
       stale.add(scope);
     }

@@ -516,10 +516,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       return rebuilt;
     }
     List<RangeState.Entry> stored = new ArrayList<>();
-    for (ConfigMap desired : RangeConfigMaps.encode(rebuilt, namespace).values()) {
-      ConfigMap current = shards.latest(desired.getMetadata().getName());
-      if (current != null) {
-        stored.addAll(RangeConfigMaps.readableEntries(current));
+    for (ConfigMap shard : shards.all()) {
+      if (RangeConfigMaps.keyOf(shard).filter(key::equals).isPresent()) {
+        stored.addAll(RangeConfigMaps.readableEntries(shard));
       }
     }
     if (stored.isEmpty()) {

@@ -116,6 +116,9 @@ class HostileInputTest {
     JsonNode otherTenant = post(review("CREATE", service("team-b", "taker", "ClusterIP", "10.0.0.11"), false));
     String message = otherTenant.path("response").path("status").path("message").asText();
     assertThat(message).startsWith("spec.clusterIP: 10.0.0.11 is already allocated in 10.0.0.0/24").doesNotContain("team-a");
+    JsonNode dryRun = post(review("CREATE", service("team-b", "taker", "ClusterIP", "10.0.0.11"), true));
+    assertThat(dryRun.path("response").path("status").path("message").asText()).doesNotContain("team-a")
+        .startsWith("spec.clusterIP: 10.0.0.11 is already allocated in 10.0.0.0/24");
     JsonNode sameTenant = post(review("CREATE", service("team-a", "taker", "ClusterIP", "10.0.0.11"), false));
     assertThat(sameTenant.path("response").path("status").path("message").asText())
         .contains("allocated to Service team-a/owner");

@@ -193,6 +193,24 @@ public final class AllocationBitmap implements BandedAllocator {
   }
 
   @Override
+  public void forEachAllocatedIn(long from, long to, LongConsumer action) {
+    long end = Math.min(to, size);
+    if (from < 0 || from >= end) {
+      return;
+    }
+    for (int w = (int) (from >>> 6); w <= (int) ((end - 1) >>> 6); w++) {
+      long bits = valueBits(w);
+      while (bits != 0) {
+        long offset = ((long) w << 6) + Long.numberOfTrailingZeros(bits);
+        if (offset >= from && offset < end) {
+          action.accept(offset);
+        }
+        bits &= bits - 1;
+      }
+    }
+  }
+
+  @Override
   public byte[] snapshot() {
     int top = words.length - 1;
     while (top >= 0 && valueBits(top) == 0) {

@@ -1,5 +1,6 @@
 package io.subrange.allocator.band;
 
+import java.util.BitSet;
 import java.util.function.LongConsumer;
 
 /**
@@ -56,6 +57,32 @@ public interface BandedAllocator {
 
   /** Calls {@code action} with every taken offset (in no particular order for sparse ranges). */
   void forEachAllocated(LongConsumer action);
+
+  /**
+   * Calls {@code action} with every taken offset in {@code [from, to)}, in order ({@code to} is
+   * cut to the size): one stored shard's part of the range.
+   */
+  default void forEachAllocatedIn(long from, long to, LongConsumer action) {
+    for (long offset = from, end = Math.min(to, size()); offset < end; offset++) {
+      if (isAllocated(offset)) {
+        action.accept(offset);
+      }
+    }
+  }
+
+  /**
+   * Makes {@code [from, to)} hold exactly {@code taken} (bit i is offset {@code from + i}; bits past
+   * the size are ignored), leaving the rest of the range alone: one stored shard loaded again.
+   */
+  default void replaceIn(long from, long to, BitSet taken) {
+    for (long offset = from, end = Math.min(to, size()); offset < end; offset++) {
+      if (taken.get((int) (offset - from))) {
+        allocate(offset);
+      } else {
+        release(offset);
+      }
+    }
+  }
 
   /**
    * The state in Kubernetes' RangeAllocation {@code data} form: a bit array where bit i is

@@ -7,6 +7,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.RangeUsage;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -287,6 +288,34 @@ public final class ServiceIpPool {
     Member restored = member(name);
     restored.bits.restore(snapshot);
     restored.forEachAllocated(this::markEverywhere);
+  }
+
+  /**
+   * Whether another range of the pool shares addresses with this one. Such ranges mark each
+   * other's addresses, so their stored state can only be loaded together, not a shard at a time.
+   */
+  public synchronized boolean overlapsAnother(String name) {
+    Member m = member(name);
+    return members.values().stream().anyMatch(other -> other != m && other.range.overlaps(m.range));
+  }
+
+  /** Calls {@code action} with the taken addresses at offsets {@code [from, to)} of one range, in order. */
+  public synchronized void forEachTakenIn(String name, long from, long to, Consumer<IpAddress> action) {
+    Member m = member(name);
+    m.bits.forEachAllocatedIn(from, to, offset -> action.accept(m.range.addressAt(offset)));
+  }
+
+  /**
+   * Makes offsets {@code [from, to)} of one range hold exactly {@code taken} (bit i is offset
+   * {@code from + i}): one stored shard loaded again. Only for a range that {@link
+   * #overlapsAnother overlaps no other}.
+   */
+  public synchronized void replaceIn(String name, long from, long to, BitSet taken) {
+    Member m = member(name);
+    if (overlapsAnother(name)) {
+      throw new IllegalStateException("range " + name + " overlaps another; load the whole pool");
+    }
+    m.bits.replaceIn(from, to, taken);
   }
 
   /** Frees every address in every range (before the whole pool is loaded again). */

@@ -4,6 +4,7 @@ import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.band.BandedAllocator;
 import io.subrange.allocator.store.RangeUsage;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.function.IntConsumer;
 import java.util.random.RandomGenerator;
@@ -75,6 +76,16 @@ public final class PortAllocator {
       }
     }
     return taken;
+  }
+
+  /** Calls {@code action} with the taken ports at offsets {@code [from, to)} of the range, in order. */
+  public synchronized void forEachTakenIn(long from, long to, IntConsumer action) {
+    bits.forEachAllocatedIn(from, to, offset -> action.accept(range.first() + (int) offset));
+  }
+
+  /** Makes offsets {@code [from, to)} hold exactly {@code taken} (bit i is offset {@code from + i}). */
+  public synchronized void replaceIn(long from, long to, BitSet taken) {
+    bits.replaceIn(from, to, taken);
   }
 
   public synchronized byte[] snapshot() {

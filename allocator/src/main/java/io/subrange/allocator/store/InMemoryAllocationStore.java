@@ -18,6 +18,7 @@ import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -78,6 +79,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final Map<ObjectKey, Set<Integer>> portsByHolder = new HashMap<>();
   private final Map<String, Long> nodesSince = new HashMap<>();
   private final Set<RangeKey> changed = new LinkedHashSet<>();
+  /** Which offsets of the changed Service and NodePort ranges changed (see {@link #drainChangedOffsets}). */
+  private final Map<RangeKey, Set<Long>> changedOffsets = new LinkedHashMap<>();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
   private final Set<RangeKey> unknown = new LinkedHashSet<>();
   private boolean loadedStateRequired;
@@ -377,7 +380,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     Held held = portHolders.get(port);
     if (!dryRun && needsRearm(held, asking)) {
       recordPort(port, held.rearmed(now()));
-      changed.add(RangeKey.nodePorts());
+      markChanged(port);
     }
   }
 
@@ -560,7 +563,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
           return CompletableFuture.completedFuture(false);
         }
         recordPort(port, held == null ? Held.from(owner, now()) : held.heldBy(owner));
-        changed.add(RangeKey.nodePorts());
+        markChanged(port);
       }
       case POD_CIDRS -> {
         return CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
@@ -655,11 +658,109 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   // ---- persistence support ----------------------------------------------------------------
 
-  /** The ranges changed since the last call (and forgets them). */
+  /** The ranges changed since the last call (and forgets them, and their changed offsets). */
   public synchronized Set<RangeKey> drainChanged() {
     Set<RangeKey> drained = new LinkedHashSet<>(changed);
     changed.clear();
+    changedOffsets.clear();
     return drained;
+  }
+
+  /**
+   * The offsets of Service and NodePort ranges changed since the last call (and forgets them),
+   * by range; call before {@link #drainChanged}. A commit writes the stored shards holding them.
+   */
+  public synchronized Map<RangeKey, Set<Long>> drainChangedOffsets() {
+    Map<RangeKey, Set<Long>> drained = new LinkedHashMap<>(changedOffsets);
+    changedOffsets.clear();
+    return drained;
+  }
+
+  /**
+   * The offsets {@code [from, to)} of a Service or NodePort range, to be persisted as one shard
+   * ({@code to} is cut to the range's size).
+   */
+  public synchronized RangeWindow exportWindow(RangeKey key, long from, long to) {
+    BitSet taken = new BitSet();
+    List<RangeState.Entry> entries = new ArrayList<>();
+    switch (key.kind()) {
+      case SERVICE_IPS -> {
+        ServiceIpPool pool = pools.get(key.family());
+        ServiceIpRange range = pool.range(key.name());
+        pool.forEachTakenIn(key.name(), from, to, address -> {
+          taken.set((int) (range.offsetOf(address) - from));
+          entries.add(entry(address.toString(), holderOfAddress(address)));
+        });
+      }
+      case NODE_PORTS -> nodePorts.forEachTakenIn(from, to, port -> {
+        taken.set((int) (port - nodePorts.range().first() - from));
+        entries.add(entry(String.valueOf(port), portHolders.get(port)));
+      });
+      case POD_CIDRS -> throw new IllegalArgumentException("pod CIDR states are stored whole");
+    }
+    return new RangeWindow(from, to, taken, entries);
+  }
+
+  /**
+   * Replaces one window of a Service or NodePort range with its persisted state, as another
+   * replica left it; the rest of the range is left alone. Nothing is marked changed. Holder lines
+   * for values outside the window, or not taken in it, are left out (as {@link #restore} does).
+   *
+   * @param range the range the window was stored for ({@link RangeState#range} form)
+   * @return false when the range cannot be loaded a window at a time (it is not served, not loaded
+   *     yet, was stored for another range, is too large for a bitmap, or overlaps another range):
+   *     load its whole kind instead, which says what is wrong
+   */
+  public synchronized boolean restoreWindow(RangeKey key, String range, RangeWindow window) {
+    if (unknown.contains(key)) {
+      return false;
+    }
+    switch (key.kind()) {
+      case SERVICE_IPS -> {
+        ServiceIpPool pool = pools.get(key.family());
+        if (pool == null || !pool.ranges().containsKey(key.name()) || pool.overlapsAnother(key.name())
+            || !BandedAllocators.isBitmap(pool.range(key.name()).size())
+            || !pool.ranges().get(key.name()).toString().equals(range)) {
+          return false;
+        }
+        ServiceIpRange serviceRange = pool.range(key.name());
+        Map<IpAddress, Held> holders = addressHolders.get(key.family());
+        List<IpAddress> before = new ArrayList<>();
+        pool.forEachTakenIn(key.name(), window.from(), window.to(), before::add);
+        before.forEach(address -> forgetHolder(address, holders.remove(address)));
+        BitSet taken = window.taken();
+        pool.replaceIn(key.name(), window.from(), window.to(), taken);
+        for (RangeState.Entry entry : window.entries()) {
+          IpAddress address = addressOrNull(entry.value());
+          long offset = address == null ? ServiceIpRange.NOT_ASSIGNABLE : serviceRange.offsetOf(address);
+          if (entry.holder() != null && offset != ServiceIpRange.NOT_ASSIGNABLE && window.covers(offset)
+              && taken.get((int) (offset - window.from()))) {
+            hold(address, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+          }
+        }
+      }
+      case NODE_PORTS -> {
+        if (!nodePorts.range().toString().equals(range)) {
+          return false;
+        }
+        List<Integer> before = new ArrayList<>();
+        nodePorts.forEachTakenIn(window.from(), window.to(), before::add);
+        before.forEach(this::forgetPort);
+        BitSet taken = window.taken();
+        nodePorts.replaceIn(window.from(), window.to(), taken);
+        for (RangeState.Entry entry : window.entries()) {
+          int port = portOrMinusOne(entry.value());
+          long offset = nodePorts.range().contains(port) ? port - nodePorts.range().first() : -1;
+          if (entry.holder() != null && window.covers(offset) && taken.get((int) (offset - window.from()))) {
+            recordPort(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+          }
+        }
+      }
+      case POD_CIDRS -> {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Every range this store serves now. */
@@ -985,13 +1086,24 @@ public final class InMemoryAllocationStore implements AllocationStore {
   /** An address belongs to every range covering it: all of them change. */
   private void markChanged(IpAddress address) {
     ServiceIpPool pool = pools.get(address.family());
-    pool.ranges().keySet().stream().filter(name -> pool.range(name).canAssign(address))
-        .forEach(name -> changed.add(RangeKey.serviceIps(name, address.family())));
+    for (String name : pool.ranges().keySet()) {
+      long offset = pool.range(name).offsetOf(address);
+      if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
+        RangeKey key = RangeKey.serviceIps(name, address.family());
+        changed.add(key);
+        changedOffsets.computeIfAbsent(key, k -> new HashSet<>()).add(offset);
+      }
+    }
+  }
+
+  private void markChanged(int port) {
+    changed.add(RangeKey.nodePorts());
+    changedOffsets.computeIfAbsent(RangeKey.nodePorts(), k -> new HashSet<>()).add((long) port - nodePorts.range().first());
   }
 
   private void holdPort(int port, Holder holder) {
     recordPort(port, Held.from(holder, now()));
-    changed.add(RangeKey.nodePorts());
+    markChanged(port);
   }
 
   private void recordPort(int port, Held held) {
@@ -1018,7 +1130,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private void freePort(int port) {
     nodePorts.release(port);
     forgetPort(port);
-    changed.add(RangeKey.nodePorts());
+    markChanged(port);
   }
 
   private long now() {

@@ -25,6 +25,7 @@ import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeUsage;
 import io.subrange.allocator.store.RangeView;
+import io.subrange.allocator.store.RangeWindow;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.allocator.store.StoreUnavailableException;
@@ -32,6 +33,7 @@ import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -618,6 +620,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
         break;
       }
       Map<RangeKey, RangeState> states = new LinkedHashMap<>();
+      Map<String, RangeWindow> windows = new LinkedHashMap<>();
+      Map<String, RangeKey> windowKeys = new HashMap<>();
       synchronized (engine) {
         engine.drainChanged();
         for (Iterator<Mutation<?>> it = pending.iterator(); it.hasNext();) {
@@ -631,9 +635,28 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
             it.remove();
           }
         }
+        Map<RangeKey, Set<Long>> offsets = new HashMap<>();
+        pending.forEach(m -> m.offsets.forEach((key, changed) ->
+            offsets.computeIfAbsent(key, k -> new HashSet<>()).addAll(changed)));
         for (Mutation<?> mutation : pending) {
           for (RangeKey key : mutation.keys) {
-            states.computeIfAbsent(key, engine::export);
+            if (states.containsKey(key) || windowKeys.containsValue(key)) {
+              continue;
+            }
+            // A bitmap range writes only the shards holding what changed; any other, whole.
+            RangeConfigMaps.ShardPlace head = Optional.ofNullable(shards.loaded(RangeConfigMaps.name(key, 0)))
+                .flatMap(RangeConfigMaps::placeOf).orElse(null);
+            if (head != null && offsets.containsKey(key)) {
+              for (long offset : offsets.get(key)) {
+                int index = head.indexOf(offset);
+                String name = RangeConfigMaps.name(key, index);
+                windows.computeIfAbsent(name, n -> engine.exportWindow(key, index * head.span(),
+                    (index + 1) * head.span()));
+                windowKeys.put(name, key);
+              }
+            } else {
+              states.put(key, engine.export(key));
+            }
           }
         }
       }
@@ -641,18 +664,32 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       Set<String> reread = new HashSet<>();
       boolean lostToAnother = false;
       List<ShardWrite> writes = new ArrayList<>();
+      // Each shard to write: its range, its name, and its new content (null when the version it
+      // would replace is unknown: the shard is gone, or was never loaded).
+      record Desired(RangeKey key, String name, ConfigMap content) {
+      }
+      List<Desired> desiredShards = new ArrayList<>();
       for (RangeState state : states.values()) {
-        for (ConfigMap desired : RangeConfigMaps.encode(state, namespace, shards.ledgers()).values()) {
-          ConfigMap base = shards.loaded(desired.getMetadata().getName());
-          if (base == null) {
-            failed.add(state.key());
-            reread.add(desired.getMetadata().getName());
-            trouble = "ConfigMap " + desired.getMetadata().getName() + " is gone";
-          } else if (!RangeConfigMaps.sameContent(base, desired)) {
-            desired.getMetadata().setResourceVersion(base.getMetadata().getResourceVersion());
-            shards.writing(desired);
-            writes.add(new ShardWrite(state.key(), desired));
-          }
+        for (ConfigMap content : RangeConfigMaps.encode(state, namespace, shards.ledgers()).values()) {
+          desiredShards.add(new Desired(state.key(), content.getMetadata().getName(), content));
+        }
+      }
+      windows.forEach((name, window) -> {
+        ConfigMap base = shards.loaded(name);
+        desiredShards.add(new Desired(windowKeys.get(name), name,
+            base == null ? null : RangeConfigMaps.encodeWindow(base, window, shards.ledgers())));
+      });
+      for (Desired shard : desiredShards) {
+        ConfigMap base = shards.loaded(shard.name());
+        if (base == null || shard.content() == null) {
+          failed.add(shard.key());
+          reread.add(shard.name());
+          trouble = "ConfigMap " + shard.name() + " is gone";
+        } else if (!RangeConfigMaps.sameContent(base, shard.content())) {
+          ConfigMap desired = shard.content();
+          desired.getMetadata().setResourceVersion(base.getMetadata().getResourceVersion());
+          shards.writing(desired);
+          writes.add(new ShardWrite(shard.key(), desired));
         }
       }
       for (ShardWrite write : runAll(writes)) {
@@ -816,7 +853,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     final long arrived;
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final StoreMetrics metrics;
+    /** The ranges this request changed when last applied, and which of their offsets. */
     Set<RangeKey> keys = Set.of();
+    Map<RangeKey, Set<Long>> offsets = Map.of();
     T value;
 
     Mutation(String what, String holderKey, Function<InMemoryAllocationStore, CompletableFuture<T>> action,
@@ -834,9 +873,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       try {
         outcome = action.apply(engine);
       } catch (RuntimeException e) {
+        offsets = engine.drainChangedOffsets();
         keys = engine.drainChanged();
         return e;
       }
+      offsets = engine.drainChangedOffsets();
       keys = engine.drainChanged();
       try {
         value = outcome.join();

@@ -11,6 +11,7 @@ import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
+import io.subrange.allocator.store.RangeWindow;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -371,6 +372,93 @@ public final class RangeConfigMaps {
       throw new IllegalArgumentException("ConfigMap " + name(key, 0) + ": static band " + staticBand + " is not a number");
     }
     return new RangeState(key, range, encoding, band, allocation, entries);
+  }
+
+  // ---- one shard at a time ------------------------------------------------------------------
+
+  /**
+   * Where a bitmap shard sits in its range: its index and the offsets it covers. Empty for shards
+   * of other encodings (sparse ranges and pod CIDRs load and write whole) and for shards whose
+   * annotations cannot be read (loading the whole range then says what is wrong).
+   */
+  static Optional<ShardPlace> placeOf(ConfigMap shard) {
+    try {
+      if (!RangeState.RANGE_ALLOCATION.equals(annotation(shard, ENCODING_ANNOTATION))) {
+        return Optional.empty();
+      }
+      String[] indexOfCount = annotation(shard, SHARD_ANNOTATION).split("/", 2);
+      int index = Integer.parseInt(indexOfCount[0]);
+      int count = Integer.parseInt(indexOfCount[1]);
+      long span = Long.parseLong(annotation(shard, SHARD_SPAN_ANNOTATION));
+      if (index < 0 || index >= count || span <= 0 || span % 64 != 0 || span > Integer.MAX_VALUE) {
+        return Optional.empty();
+      }
+      return Optional.of(new ShardPlace(index, count, span));
+    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** A bitmap shard's index among {@code count}, and the {@code span} offsets from {@code index * span} it covers. */
+  record ShardPlace(int index, int count, long span) {
+
+    long from() {
+      return index * span;
+    }
+
+    long to() {
+      return from() + span;
+    }
+
+    /** The shard index of an offset of the same range. */
+    int indexOf(long offset) {
+      return (int) (offset / span);
+    }
+  }
+
+  /** The range text a shard was made for (as {@link RangeState#range}). */
+  static String rangeOf(ConfigMap shard) {
+    return annotation(shard, RANGE_ANNOTATION);
+  }
+
+  /**
+   * One bitmap shard's window, as {@link #decode} would read that part of the range.
+   *
+   * @throws IllegalArgumentException when the shard is not a bitmap shard of {@code key} laid out
+   *     as its range is, or its data is corrupt
+   */
+  static RangeWindow decodeWindow(RangeKey key, ConfigMap shard, LedgerMemo memo) {
+    String name = shard.getMetadata().getName();
+    ShardPlace place = placeOf(shard).orElseThrow(() -> new IllegalArgumentException("ConfigMap " + name
+        + " is not a readable bitmap shard"));
+    Layout layout = Layout.of(key, RangeState.RANGE_ALLOCATION, rangeOf(shard));
+    if (layout.shards() != place.count() || layout.span() != place.span() || !name.equals(name(key, place.index()))) {
+      throw new IllegalArgumentException("ConfigMap " + name + " does not fit the layout of its range");
+    }
+    BitSet part = bitsOf(binary(shard, ALLOCATION));
+    if (part.length() > place.span()) {
+      throw new IllegalArgumentException("ConfigMap " + shard.getMetadata().getName() + ": allocation data is corrupt:"
+          + " its bitmap is longer than its " + place.span() + " offsets");
+    }
+    return new RangeWindow(place.from(), place.to(), part, memo.decode(shard));
+  }
+
+  /**
+   * The shard {@code stored} with its data replaced by {@code window}: its name, labels and
+   * annotations stay, so the result is what {@link #encode} would make of the whole range.
+   */
+  static ConfigMap encodeWindow(ConfigMap stored, RangeWindow window, LedgerMemo memo) {
+    String name = stored.getMetadata().getName();
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(stored.getMetadata().getNamespace())
+        .withLabels(stored.getMetadata().getLabels())
+        .withAnnotations(stored.getMetadata().getAnnotations())
+        .endMetadata()
+        .addToBinaryData(ALLOCATION, Base64.getEncoder().encodeToString(bytesOf(window.taken())))
+        .addToBinaryData(HOLDERS, memo.encode(name, window.entries()))
+        .build();
   }
 
   /** The names of every shard of a range whose head is {@code head}; empty when it cannot tell. */

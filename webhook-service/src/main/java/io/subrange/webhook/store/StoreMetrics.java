@@ -18,6 +18,9 @@ import java.time.Duration;
  *   <li>{@code subrange_store_configmap_writes_saved_total}: writes group commit saved: what
  *       the committed requests would have written one by one, less what was written;
  *   <li>{@code subrange_store_reloads_total}: re-reads of stored state after a failed write;
+ *   <li>{@code subrange_store_loads_total{scope}}: stored state loaded into the engine after
+ *       another writer changed it, by {@code shard} (one bitmap shard) or {@code kind} (every
+ *       range of a kind and family: sparse ranges, pod CIDRs, and whatever a shard cannot settle);
  *   <li>{@code subrange_store_commit_duration_seconds}: from a request's arrival to its durable
  *       answer;
  *   <li>{@code subrange_store_unavailable_total}: requests answered 503.
@@ -35,6 +38,8 @@ public final class StoreMetrics {
   private final Counter writesError;
   private final Counter writesSaved;
   private final Counter reloads;
+  private final Counter shardLoads;
+  private final Counter kindLoads;
   private final Counter unavailable;
   private final Timer commitDuration;
 
@@ -51,6 +56,8 @@ public final class StoreMetrics {
         .description("ConfigMap writes group commit saved").register(registry);
     reloads = Counter.builder(PREFIX + "reloads").description("Reloads of stored state after a failed write")
         .register(registry);
+    shardLoads = loads(registry, "shard");
+    kindLoads = loads(registry, "kind");
     unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
     commitDuration = Timer.builder(PREFIX + "commit.duration").description("Arrival to durable answer")
         .publishPercentileHistogram().register(registry);
@@ -64,6 +71,11 @@ public final class StoreMetrics {
   private static Counter writes(MeterRegistry registry, String result) {
     return Counter.builder(PREFIX + "configmap.writes").description("ConfigMap writes by result")
         .tag("result", result).register(registry);
+  }
+
+  private static Counter loads(MeterRegistry registry, String scope) {
+    return Counter.builder(PREFIX + "loads").description("Stored state loaded into the engine, by scope")
+        .tag("scope", scope).register(registry);
   }
 
   void commit(int requests, int writesAlone, int writesDone) {
@@ -84,6 +96,24 @@ public final class StoreMetrics {
 
   void reload() {
     reloads.increment();
+  }
+
+  void shardLoad() {
+    shardLoads.increment();
+  }
+
+  void kindLoad() {
+    kindLoads.increment();
+  }
+
+  /** Loads of one shard so far (see {@code subrange_store_loads_total}). */
+  public long shardLoads() {
+    return (long) shardLoads.count();
+  }
+
+  /** Loads of a whole kind so far. */
+  public long kindLoads() {
+    return (long) kindLoads.count();
   }
 
   void unavailable() {

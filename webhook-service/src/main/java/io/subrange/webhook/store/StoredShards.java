@@ -7,6 +7,7 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
+import io.subrange.allocator.store.RangeWindow;
 import io.subrange.webhook.Failures;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,6 +41,8 @@ final class StoredShards {
   private final Map<String, ConfigMap> latest = new ConcurrentHashMap<>();
   private final Map<String, ConfigMap> loaded = new ConcurrentHashMap<>();
   private final Set<Scope> stale = ConcurrentHashMap.newKeySet();
+  /** Bitmap shards changed elsewhere: each loads on its own, unless its whole kind loads anyway. */
+  private final Set<String> staleShards = ConcurrentHashMap.newKeySet();
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
   /** Shards being written now, as they will read once written: the watch's echo is no news. */
   private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
@@ -109,6 +112,17 @@ final class StoredShards {
   }
 
   /**
+   * Asks for a shard to be loaded again: a bitmap shard alone, any other its whole kind; true when
+   * it was not asked for already.
+   */
+  boolean markStale(ConfigMap shard) {
+    if (RangeConfigMaps.placeOf(shard).isPresent()) {
+      return staleShards.add(shard.getMetadata().getName());
+    }
+    return RangeConfigMaps.keyOf(shard).map(this::markStale).orElse(false);
+  }
+
+  /**
    * Reads shards again from the API, one by one (a write to them lost or failed); their kinds
    * load again before the next commit. The watch usually brings the same news a moment later.
    */
@@ -128,7 +142,7 @@ final class StoredShards {
         log.debug("Reading {} again failed ({}); the next write will tell", name, Failures.rootMessage(e));
       }
       if (known != null) {
-        RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+        markStale(known);
       }
     }
   }
@@ -160,6 +174,18 @@ final class StoredShards {
    * which ranges cannot be used. Call on the committer thread only.
    */
   void refresh(InMemoryAllocationStore engine) {
+    if (!staleShards.isEmpty()) {
+      Set<String> names = new LinkedHashSet<>(staleShards);
+      staleShards.removeAll(names);
+      for (String name : names) {
+        if (!refreshShard(engine, name)) {
+          ConfigMap known = latest.containsKey(name) ? latest.get(name) : loaded.get(name);
+          if (known != null) {
+            RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+          }
+        }
+      }
+    }
     if (stale.isEmpty()) {
       return;
     }
@@ -167,6 +193,7 @@ final class StoredShards {
     stale.removeAll(scopes);
     Map<String, ConfigMap> view = new HashMap<>(latest);
     for (Scope scope : scopes) {
+      metrics.kindLoad();
       // Decoding needs no lock: admission's fast paths wait only for the restore itself. A range
       // added meanwhile is restored empty and unknown, and loads on its own (it was marked
       // stale when added); a state for a range removed meanwhile is skipped by restore.
@@ -191,6 +218,33 @@ final class StoredShards {
         }
       }
     }
+  }
+
+  /**
+   * Loads one bitmap shard's window into the engine; false when it must load with its whole kind
+   * (the shard is gone or unreadable, its range has a problem or overlaps another, or the kind
+   * loads anyway).
+   */
+  private boolean refreshShard(InMemoryAllocationStore engine, String name) {
+    ConfigMap shard = latest.get(name);
+    RangeKey key = shard == null ? null : RangeConfigMaps.keyOf(shard).orElse(null);
+    if (key == null || stale.contains(Scope.of(key)) || problems.containsKey(key)) {
+      return false;
+    }
+    RangeWindow window;
+    try {
+      window = RangeConfigMaps.decodeWindow(key, shard, ledgers);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    synchronized (engine) {
+      if (!engine.restoreWindow(key, RangeConfigMaps.rangeOf(shard), window)) {
+        return false;
+      }
+      loaded.put(name, shard);
+    }
+    metrics.shardLoad();
+    return true;
   }
 
   private void noteProblem(RangeKey key, String now) {
@@ -254,11 +308,9 @@ final class StoredShards {
                 shard.getMetadata().getResourceVersion(), base == null ? null : base.getMetadata().getResourceVersion(),
                 ours == null ? null : ours.getMetadata().getResourceVersion());
           }
-          RangeConfigMaps.keyOf(shard).ifPresent(key -> {
-            if (markStale(key)) {
-              wake.run();
-            }
-          });
+          if (markStale(shard)) {
+            wake.run();
+          }
         }
       }
     };

@@ -81,9 +81,13 @@ class ConfigMapAllocationStoreIT {
   }
 
   private ConfigMapAllocationStore replica(String cidr) {
+    return replica(cidr, StoreMetrics.unregistered());
+  }
+
+  private ConfigMapAllocationStore replica(String cidr, StoreMetrics metrics) {
     InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
-        StoreMetrics.unregistered());
+        metrics);
     store.start(Duration.ofSeconds(10));
     store.addServiceRange("kubernetes", Cidr.parse(cidr));
     stores.add(store);
@@ -274,6 +278,43 @@ class ConfigMapAllocationStoreIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> two.holderOf(address).isEmpty());
     assertThat(two.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.specific(address)),
         false)).join().ips()).hasSize(1);
+  }
+
+  @Test
+  void anotherReplicasWritesLoadOneShardEachNotTheWholeRange() {
+    ConfigMapAllocationStore one = replica("10.96.0.0/16");
+    initialize(one);
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore two = replica("10.96.0.0/16", metrics);
+    await().atMost(Duration.ofSeconds(10)).until(two::loadedOnce);
+    long kindLoads = metrics.kindLoads();
+
+    // Three addresses in three of the /16's shards (512 addresses each), and a NodePort.
+    List<IpAddress> addresses = List.of(IpAddress.parse("10.96.0.10"), IpAddress.parse("10.96.100.10"),
+        IpAddress.parse("10.96.200.10"));
+    for (int i = 0; i < addresses.size(); i++) {
+      one.reserve(new ReservationRequest(Holder.service("default", "web-" + i, ""),
+          List.of(IpClaim.specific(addresses.get(i))), i == 0 ? List.of(PortClaim.specific(30100)) : List.of(), false))
+          .join();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> addresses.stream().allMatch(a -> two.holderOf(a).isPresent())
+        && two.holderOfNodePort(30100).isPresent());
+    assertThat(two.holderOf(addresses.get(1))).contains(Holder.service("default", "web-1", ""));
+    assertThatThrownBy(() -> two.reserve(ReservationRequest.ips(Holder.service("a", "b", ""),
+        List.of(IpClaim.specific(addresses.get(2))), false)).join()).hasMessageContaining("default/web-2");
+
+    // A release loads one shard too, and writes from the second replica reach the first.
+    assertThat(one.releaseIp(addresses.get(0), Holder.service("default", "web-0", "")).join()).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> two.holderOf(addresses.get(0)).isEmpty());
+    Reservation api = two.reserve(service("api", true)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> one.holderOf(api.ips().get(0).address()).isPresent()
+        && one.holderOfNodePort(api.ports().get(0).port()).isPresent());
+
+    assertThat(metrics.shardLoads()).as("shards loaded one at a time").isGreaterThanOrEqualTo(4);
+    assertThat(metrics.kindLoads()).as("whole loads after the first").isEqualTo(kindLoads);
+    RangeState stored = RangeConfigMaps.decode(V4, admin.configMaps().inNamespace(namespace).list().getItems());
+    assertThat(stored.entries()).extracting(RangeState.Entry::value).containsExactlyInAnyOrder("10.96.100.10",
+        "10.96.200.10", api.ips().get(0).address().toString());
   }
 
   @Test

@@ -9,11 +9,19 @@ import java.util.stream.Collectors;
 
 /**
  * CPU time used by each part of a run on this machine (kube-apiserver, etcd, subrange's
- * webhooks and reconciler, the load client), from the operating system's accounting
+ * webhooks and reconciler or a no-op webhook, the load client), from the operating system's accounting
  * ({@link ProcessHandle.Info#totalCpuDuration}). Divided by the Services created, it says where
  * a create's cost goes, and how many creates per second the machine's cores could do at most.
  */
 public final class CpuUse {
+
+  /** The parts' names. */
+  public static final String KUBE_APISERVER = "kube-apiserver";
+  public static final String ETCD = "etcd";
+  public static final String WEBHOOKS = "subrange webhooks";
+  public static final String RECONCILER = "subrange reconciler";
+  public static final String NO_OP = "no-op webhook";
+  public static final String CLIENT = "load client";
 
   private final Map<String, Duration> byPart;
 
@@ -26,15 +34,29 @@ public final class CpuUse {
    * (the harness starts one of each); subrange's processes are {@code cluster}'s, if any.
    */
   public static CpuUse sample(ReplicatedCluster cluster) {
+    Map<String, List<ProcessHandle>> groups = cluster == null ? Map.of() : processes(cluster);
+    return sample(groups);
+  }
+
+  /**
+   * What every part has used so far: the API server, etcd, each named group of processes (in the
+   * map's order) and this JVM, the load client.
+   */
+  public static CpuUse sample(Map<String, List<ProcessHandle>> groups) {
     Map<String, Duration> parts = new LinkedHashMap<>();
-    parts.put("kube-apiserver", byCommand("/kube-apiserver"));
-    parts.put("etcd", byCommand("/etcd"));
-    if (cluster != null) {
-      parts.put("subrange webhooks", sum(cluster.webhooks().stream().map(SubrangeServer::processHandle).toList()));
-      parts.put("subrange reconciler", sum(List.of(cluster.reconciler().processHandle())));
-    }
-    parts.put("load client", cpu(ProcessHandle.current()));
+    parts.put(KUBE_APISERVER, byCommand("/kube-apiserver"));
+    parts.put(ETCD, byCommand("/etcd"));
+    groups.forEach((part, processes) -> parts.put(part, sum(processes)));
+    parts.put(CLIENT, cpu(ProcessHandle.current()));
     return new CpuUse(parts);
+  }
+
+  /** subrange's processes as parts: its webhook replicas, and its reconciler. */
+  public static Map<String, List<ProcessHandle>> processes(ReplicatedCluster cluster) {
+    Map<String, List<ProcessHandle>> groups = new LinkedHashMap<>();
+    groups.put(WEBHOOKS, cluster.webhooks().stream().map(SubrangeServer::processHandle).toList());
+    groups.put(RECONCILER, List.of(cluster.reconciler().processHandle()));
+    return groups;
   }
 
   /** CPU per create between {@code before} and this sample, in milliseconds, by part. */

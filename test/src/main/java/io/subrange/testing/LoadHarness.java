@@ -1,21 +1,18 @@
 package io.subrange.testing;
 
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * The load harness (issue 5, evidence a, b, c and e at full size), one command:
- * {@code test/scripts/load [options]} (see {@link #usage}). It starts its own kube-apiserver and
- * etcd on loopback and subrange replicated on them, and prints what it measured.
+ * The load harness (issue 5, evidence a, b and c at full size; issue 12, the cost of a create),
+ * one command: {@code test/scripts/load [options]} (see {@link #usage}). It starts its own
+ * kube-apiserver and etcd on loopback and subrange replicated on them, and prints what it measured.
  *
  * <ul>
  *   <li>{@code replicas}: three webhook replicas and a reconciler; Services (half NodePort)
@@ -23,8 +20,11 @@ import java.util.Set;
  *       (SIGKILL) halfway; then no duplicate may exist; values left without an owner (by the kill,
  *       and by 100 creates the API server refuses after subrange allocated for them) must be freed
  *       within grace + 30 s; and deleting everything must bring every count back to 0.
- *   <li>{@code overhead}: Service creates per second and latency against the same API server
- *       without subrange, then with it registered, at each client count.
+ *   <li>{@code cost} ({@link CostScenario}; {@code overhead} is its former name): at each API
+ *       server Service range, Service creates per second, latency and CPU per create by process
+ *       with the built-in allocation alone, with a no-op webhook registered the same way, with
+ *       subrange as one replica and as R replicas + reconciler, and (at /12) with 20,000 Services
+ *       held; checked against issue 12's targets.
  * </ul>
  */
 public final class LoadHarness {
@@ -37,12 +37,19 @@ public final class LoadHarness {
 
   static String usage() {
     return """
-        usage: test/scripts/load <replicas|overhead|all> [--services N] [--clients C[,C...]] [--replicas R]
-                                 [--kill] [--grace SECONDS]
+        usage: test/scripts/load <replicas|cost|all> [--services N] [--clients C] [--replicas R] [--kill]
+                                 [--grace SECONDS] [--ranges P[,P...]] [--held H]
           replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
                      --kill kills one replica halfway; reclaim and delete-everything checks follow
-          overhead   e: creates/s and p50/p99 without and with subrange at each C (default 2000, 16,32)
-          all        both, one after the other
+          cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
+                     clients (default 2000, 16) with the built-in allocation alone, a no-op webhook,
+                     subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
+                     range) then H ClusterIP Services held (default 20000) and the R-replica run again.
+                     Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
+                     (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
+                     at /16; p99 overhead <= 50 ms. About 25 minutes (--held 0: about 15)
+          overhead   the same as cost (its former name)
+          all        replicas, then cost
         """;
   }
 
@@ -52,8 +59,9 @@ public final class LoadHarness {
     boolean ok;
     switch (scenario) {
       case "replicas" -> ok = replicas(options);
-      case "overhead" -> ok = overhead(options);
-      case "all" -> ok = replicas(options) & overhead(options);
+      // overhead: the scenario's former name (issue 5's e), which cost measures and more.
+      case "cost", "overhead" -> ok = CostScenario.cost(options);
+      case "all" -> ok = replicas(options) & CostScenario.cost(options);
       default -> {
         System.err.print(usage());
         System.exit(2);
@@ -125,72 +133,9 @@ public final class LoadHarness {
     }
   }
 
-  // ---- e ----------------------------------------------------------------------------------------
-
-  static boolean overhead(Map<String, String> options) {
-    int services = Integer.parseInt(options.getOrDefault("services", "2000"));
-    int replicas = Integer.parseInt(options.getOrDefault("replicas", "3"));
-    List<Integer> clientCounts = new ArrayList<>();
-    for (String c : options.getOrDefault("clients", "16,32").split(",")) {
-      clientCounts.add(Integer.parseInt(c));
-    }
-    RepoLayout repo = RepoLayout.locate();
-    Path workDir = repo.root().resolve("test/target/load-overhead");
-    try (ControlPlane plane = ControlPlane.start(repo, "10.96.0.0/16", ControlPlane.FEATURE_GATES, workDir)) {
-      Config config = plane.config();
-      Map<Integer, ServiceLoad.Report> without = new LinkedHashMap<>();
-      Map<Integer, ServiceLoad.Report> with = new LinkedHashMap<>();
-      System.out.printf("== overhead: %d Services (half NodePort) per run, clients %s%n", services, clientCounts);
-      for (int clients : clientCounts) {
-        without.put(clients, run(config, "plain", services, clients, null));
-      }
-      ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withWebhooks(replicas);
-      try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir, settings)) {
-        for (int clients : clientCounts) {
-          with.put(clients, run(config, "subrange", services, clients, cluster));
-        }
-        printStoreMetrics(cluster);
-        System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
-      }
-      boolean ok = true;
-      System.out.println("   | clients | without: creates/s | p50 ms | p99 ms | with subrange: creates/s | p50 ms |"
-          + " p99 ms | ratio | p99 overhead ms |");
-      for (int clients : clientCounts) {
-        ServiceLoad.Report a = without.get(clients);
-        ServiceLoad.Report b = with.get(clients);
-        double ratio = b.createsPerSecond() / a.createsPerSecond();
-        double p99 = b.percentileMillis(99) - a.percentileMillis(99);
-        System.out.printf("   | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f |%n", clients,
-            a.createsPerSecond(), a.percentileMillis(50), a.percentileMillis(99), b.createsPerSecond(),
-            b.percentileMillis(50), b.percentileMillis(99), ratio, p99);
-        ok &= check(clients + " clients: throughput ratio >= 0.9 (" + String.format("%.2f", ratio) + ")", ratio >= 0.9);
-        ok &= check(clients + " clients: p99 overhead <= 5 ms (" + String.format("%.1f", p99) + ")", p99 <= 5);
-      }
-      return ok;
-    }
-  }
-
-  private static ServiceLoad.Report run(Config config, String label, int services, int clients,
-      ReplicatedCluster cluster) {
-    String namespace = label + "-" + clients;
-    try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
-      ControlPlane.ensureNamespace(load, namespace);
-      // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
-      ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
-      ServiceLoad.deleteAll(load, namespace, "warm", clients);
-      CpuUse before = CpuUse.sample(cluster);
-      ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
-      CpuUse after = CpuUse.sample(cluster);
-      System.out.printf("   %-8s %s%n", label, report.summary());
-      System.out.printf("   %-8s CPU: %s%n", "", CpuUse.describe(after.millisPerCreate(before, report.created())));
-      ServiceLoad.deleteAll(load, namespace, "svc", clients);
-      return report;
-    }
-  }
-
   // ---- helpers ----------------------------------------------------------------------------------
 
-  private static void printStoreMetrics(ReplicatedCluster cluster) {
+  static void printStoreMetrics(ReplicatedCluster cluster) {
     double written = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "ok"));
     double conflicts = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "conflict"));
     double saved = cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of());
@@ -200,7 +145,7 @@ public final class LoadHarness {
             + " saved by group commit, %.0f conflicts%n", committed, commits, written, saved, conflicts);
   }
 
-  private static boolean check(String what, boolean passed) {
+  static boolean check(String what, boolean passed) {
     System.out.printf("   [%s] %s%n", passed ? "PASS" : "FAIL", what);
     return passed;
   }

@@ -53,6 +53,12 @@ public final class ReplicatedCluster implements AutoCloseable {
           Duration.ofSeconds(15), null);
     }
 
+    /** {@code SUBRANGE_SERVICE_CIDRS}, e.g. the API server's own --service-cluster-ip-range. */
+    public Settings withServiceCidrs(String cidrs) {
+      return new Settings(webhooks, cidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
+          webhookKubeconfig);
+    }
+
     public Settings withWebhooks(int count) {
       return new Settings(count, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
           webhookKubeconfig);
@@ -144,6 +150,16 @@ public final class ReplicatedCluster implements AutoCloseable {
   public void registerWebhooks() {
     WebhookRegistration.register(client, repo, "https://127.0.0.1:" + balancer.port(), certificates.caBundle(),
         this::serviceCreatesAdmitted);
+  }
+
+  /**
+   * Removes both webhook configurations and waits until the API server calls neither (the
+   * validating one included): before {@link #close} when the API server lives on, since with
+   * failurePolicy Fail a configuration left behind would refuse every Service create.
+   */
+  public void unregisterWebhooks() {
+    WebhookRegistration.unregister(client, () -> webhookMetric("subrange_admission_requests_total",
+        Map.of("kind", "Service", "operation", "CREATE")));
   }
 
   /** Service CREATEs the replicas have mutated (those alive now). */

@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
+import java.util.function.IntPredicate;
 
 /**
  * Service creates from many concurrent clients, as controllers and CI pipelines make them: each
@@ -97,6 +98,20 @@ public final class ServiceLoad {
    */
   public static Report create(KubernetesClient client, String namespace, String prefix, int count, int clients,
       IntConsumer afterEach) {
+    return createAll(client, namespace, prefix, count, clients, i -> i % 2 == 1, afterEach);
+  }
+
+  /**
+   * Creates {@code count} ClusterIP Services (no NodePort) named {@code prefix-i} as
+   * {@link #create} does: what a range holds while other Services are measured.
+   */
+  public static Report createClusterIpOnly(KubernetesClient client, String namespace, String prefix, int count,
+      int clients) {
+    return createAll(client, namespace, prefix, count, clients, i -> false, done -> { });
+  }
+
+  private static Report createAll(KubernetesClient client, String namespace, String prefix, int count, int clients,
+      IntPredicate nodePort, IntConsumer afterEach) {
     AtomicInteger next = new AtomicInteger();
     AtomicInteger done = new AtomicInteger();
     List<Outcome> outcomes = Collections.synchronizedList(new ArrayList<>());
@@ -106,7 +121,7 @@ public final class ServiceLoad {
     for (int c = 0; c < clients; c++) {
       workers.add(pool.submit(() -> {
         for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-          outcomes.add(createOne(client, namespace, prefix + "-" + i, i % 2 == 1));
+          outcomes.add(createOne(client, namespace, prefix + "-" + i, nodePort.test(i)));
           afterEach.accept(done.incrementAndGet());
         }
       }));

@@ -77,12 +77,7 @@ public final class SubrangeServer implements AutoCloseable {
     // Nothing keeps connections to a harness JVM across a restart: stop at once.
     env.put("SUBRANGE_SHUTDOWN_DRAIN", "0s");
     env.putAll(environment);
-    // As manifests/configmap.yaml runs it: C1 only (see docs/performance.md). Options from
-    // -Dsubrange.jvm.options come after and win (e.g. -XX:TieredStopAtLevel=4, or a flight
-    // recording while measuring; {port} tells the processes' files apart).
-    String jvmOptions = System.getProperty("subrange.jvm.options", "");
-    env.putIfAbsent("JAVA_TOOL_OPTIONS", (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip()
-        .replace("{port}", String.valueOf(port)));
+    env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port));
     Instant started = Instant.now();
     Process process;
     try {
@@ -97,6 +92,17 @@ public final class SubrangeServer implements AutoCloseable {
     SubrangeServer server = new SubrangeServer(process, environment, port, managementPort, certificates, logFile);
     server.started = started;
     return server;
+  }
+
+  /**
+   * {@code JAVA_TOOL_OPTIONS} for a JVM the harness starts to serve webhooks (subrange, or the
+   * no-op baseline): as manifests/configmap.yaml runs subrange, C1 only (see docs/performance.md).
+   * Options from {@code -Dsubrange.jvm.options} come after and win (e.g. -XX:TieredStopAtLevel=4,
+   * or a flight recording while measuring; {@code {port}} tells the processes' files apart).
+   */
+  static String jvmToolOptions(int port) {
+    String jvmOptions = System.getProperty("subrange.jvm.options", "");
+    return (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip().replace("{port}", String.valueOf(port));
   }
 
   /** Starts this server again, same ports and configuration, after it stopped or was killed. */

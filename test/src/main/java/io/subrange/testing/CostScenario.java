@@ -1,0 +1,300 @@
+package io.subrange.testing;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The load harness's {@code cost} scenario (issue 12): what a Service create costs, in CPU per
+ * process and in throughput, at each API server Service range {@code 10.96.0.0/P}, against the
+ * same API server and etcd one configuration after another: the built-in allocation alone, a
+ * webhook that does nothing ({@link NoOpWebhook}), subrange with one replica, and subrange as
+ * deployed (R replicas and the reconciler); at the first /12 (or widest) range also with many
+ * Services held. Each measured run follows a warm-up run of the same size.
+ */
+final class CostScenario {
+
+  /** Where the held Services live. */
+  static final String HELD_NAMESPACE = "held";
+  /** The API server's own Service (default/kubernetes), the first address of every range here. */
+  private static final String API_SERVER_SERVICE_IP = "10.96.0.1";
+
+  // The configurations, in the order they run.
+  private static final String BUILT_IN = "built-in";
+  private static final String NO_OP = "no-op";
+  private static final String ONE = "one-replica";
+  private static final String REPLICAS = "replicas";
+  private static final String HELD = "held-run";
+
+  /** The command line's options, with the scenario's defaults. */
+  record Options(int services, int clients, int held, List<Integer> prefixes, int replicas) {
+
+    static Options from(Map<String, String> options) {
+      List<Integer> prefixes = Arrays.stream(options.getOrDefault("ranges", "12,16").split(","))
+          .map(String::trim).map(p -> p.startsWith("/") ? p.substring(1) : p).map(Integer::parseInt).toList();
+      return new Options(Integer.parseInt(options.getOrDefault("services", "2000")),
+          Integer.parseInt(options.getOrDefault("clients", "16").split(",")[0]),
+          Integer.parseInt(options.getOrDefault("held", "20000")), prefixes,
+          Integer.parseInt(options.getOrDefault("replicas", "3")));
+    }
+
+    /** The range the held Services go in: /12 if measured, else the widest. */
+    int heldPrefix() {
+      return prefixes.contains(12) ? 12 : Collections.min(prefixes);
+    }
+  }
+
+  /** One measured run: what the clients saw, and the CPU each part used per create (ms). */
+  record Measured(ServiceLoad.Report report, Map<String, Double> cpu) {
+
+    double cpu(String part) {
+      return cpu.getOrDefault(part, 0.0);
+    }
+
+    /** subrange's JVMs, webhooks and reconciler. */
+    double subrange() {
+      return cpu(CpuUse.WEBHOOKS) + cpu(CpuUse.RECONCILER);
+    }
+
+    /** What answers the webhook calls: subrange's webhook replicas, or the no-op (the reconciler has its column). */
+    double webhookJvms() {
+      return cpu(CpuUse.WEBHOOKS) + cpu(CpuUse.NO_OP);
+    }
+
+    double total() {
+      return cpu.values().stream().mapToDouble(Double::doubleValue).sum();
+    }
+  }
+
+  private final Options options;
+  private final RepoLayout repo = RepoLayout.locate();
+  private final List<String> rows = new ArrayList<>();
+  private boolean ok = true;
+
+  private CostScenario(Options options) {
+    this.options = options;
+  }
+
+  /** Runs the scenario; true when every check passed. */
+  static boolean cost(Map<String, String> commandLine) {
+    Options options = Options.from(commandLine);
+    System.out.printf("== cost: %d Services (half NodePort) per run, %d clients, API server ranges %s; built-in,"
+            + " no-op webhook, subrange with 1 and with %d replicas + reconciler; %,d ClusterIP Services held at /%d%n",
+        options.services(), options.clients(), options.prefixes().stream().map(p -> "/" + p).toList(),
+        options.replicas(), options.held(), options.heldPrefix());
+    CostScenario scenario = new CostScenario(options);
+    for (int prefix : options.prefixes()) {
+      scenario.measure(prefix);
+    }
+    System.out.println("== cost: all ranges");
+    System.out.println(header());
+    scenario.rows.forEach(System.out::println);
+    return scenario.ok;
+  }
+
+  /** Every configuration against one API server with {@code --service-cluster-ip-range 10.96.0.0/prefix}. */
+  private void measure(int prefix) {
+    String range = "10.96.0.0/" + prefix;
+    Path workDir = repo.root().resolve("test/target/load-cost-" + prefix);
+    Map<String, Measured> results = new LinkedHashMap<>();
+    System.out.printf("== /%d: kube-apiserver --service-cluster-ip-range %s, subrange's ServiceCIDR the same%n",
+        prefix, range);
+    try (ControlPlane plane = ControlPlane.start(repo, range, ControlPlane.FEATURE_GATES, workDir);
+         KubernetesClient admin = plane.client()) {
+      Config config = plane.config();
+      results.put(BUILT_IN, run(config, BUILT_IN, true, Map.of()));
+      results.put(NO_OP, noOp(config, admin, workDir));
+      ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withServiceCidrs(range);
+      try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("one-replica"),
+          settings.withWebhooks(1))) {
+        results.put(ONE, run(config, ONE, true, CpuUse.processes(cluster)));
+        // The next cluster starts from the store this one leaves, and registers under the same
+        // names: leave it as it found it, and let nothing call this one's address once it is gone.
+        awaitDeletesFreed(cluster);
+        cluster.unregisterWebhooks();
+      }
+      try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
+          settings.withWebhooks(options.replicas()))) {
+        results.put(REPLICAS, run(config, REPLICAS, true, CpuUse.processes(cluster)));
+        if (prefix == options.heldPrefix() && options.held() > 0) {
+          awaitDeletesFreed(cluster);
+          hold(config);
+          // No warm-up: the JVMs have just admitted every held Service.
+          results.put(HELD, run(config, HELD, false, CpuUse.processes(cluster)));
+        }
+        LoadHarness.printStoreMetrics(cluster);
+        System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
+      }
+    }
+    report(prefix, results);
+  }
+
+  /** The no-op webhook registered as subrange would be, measured, then removed. */
+  private Measured noOp(Config config, KubernetesClient admin, Path workDir) {
+    try (NoOpWebhookProcess noOp = NoOpWebhookProcess.start(repo, workDir)) {
+      System.out.println("   " + noOp.describe());
+      WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
+      Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
+      processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
+      Measured measured = run(config, NO_OP, true, processes);
+      System.out.println("   " + noOp.describe());
+      // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
+      WebhookRegistration.unregister(admin, noOp::serviceCreates);
+      return measured;
+    }
+  }
+
+  /**
+   * A warm-up run (unless {@code warmUp} is false), then a measured one in namespace
+   * {@code label-clients}; its Services are deleted afterwards.
+   *
+   * @param processes the webhook side's processes by part, sampled for CPU with the API server's
+   */
+  private Measured run(Config config, String label, boolean warmUp, Map<String, List<ProcessHandle>> processes) {
+    int services = options.services();
+    int clients = options.clients();
+    String namespace = label + "-" + clients;
+    try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
+      ControlPlane.ensureNamespace(load, namespace);
+      if (warmUp) {
+        // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
+        ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
+        ServiceLoad.deleteAll(load, namespace, "warm", clients);
+      }
+      CpuUse before = CpuUse.sample(processes);
+      ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
+      CpuUse after = CpuUse.sample(processes);
+      Map<String, Double> cpu = after.millisPerCreate(before, report.created());
+      System.out.printf("   %-11s %s%n", label, report.summary());
+      System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
+      ServiceLoad.deleteAll(load, namespace, "svc", clients);
+      return new Measured(report, cpu);
+    }
+  }
+
+  /** Creates the held ClusterIP Services, through subrange, and keeps them. */
+  private void hold(Config config) {
+    try (KubernetesClient load = ServiceLoad.concurrentClient(config, options.clients())) {
+      ControlPlane.ensureNamespace(load, HELD_NAMESPACE);
+      ServiceLoad.Report report = ServiceLoad.createClusterIpOnly(load, HELD_NAMESPACE, "held", options.held(),
+          options.clients());
+      System.out.printf("   held: %,d ClusterIP Services created in %.0f s (%.1f creates/s), failures %s%n",
+          report.created(), report.wall().toMillis() / 1000.0, report.createsPerSecond(), report.failuresByMessage());
+      ok &= LoadHarness.check(String.format("all %,d held Services created (%,d)", options.held(), report.created()),
+          report.failures().isEmpty());
+    }
+  }
+
+  /**
+   * Waits until the store holds nothing but the API server's own Service, as at the start: the
+   * reconciler frees what deleted Services carried, shortly after.
+   */
+  private static void awaitDeletesFreed(ReplicatedCluster cluster) {
+    boolean freed = Processes.pollUntil(Duration.ofSeconds(120), 500, () -> {
+      StoredAllocations stored = cluster.stored();
+      return stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(Set.of(API_SERVER_SERVICE_IP));
+    });
+    if (!freed) {
+      System.out.println("   (the store still held values of deleted Services after 120 s)");
+    }
+  }
+
+  // ---- report -----------------------------------------------------------------------------------
+
+  private static String header() {
+    return "   | range | configuration | creates/s | p50 ms | p99 ms | ratio to built-in | kube-apiserver | etcd"
+        + " | webhook JVMs | reconciler | client | total ms CPU/create |\n"
+        + "   |---|---|---|---|---|---|---|---|---|---|---|---|";
+  }
+
+  /** The table's rows for one range, the cost split, and the checks. */
+  private void report(int prefix, Map<String, Measured> results) {
+    Measured builtIn = results.get(BUILT_IN);
+    System.out.printf("== /%d results (CPU in ms per create)%n", prefix);
+    System.out.println(header());
+    results.forEach((configuration, measured) -> {
+      String row = row(prefix, configuration, measured, builtIn);
+      rows.add(row);
+      System.out.println(row);
+    });
+    Measured noOp = results.get(NO_OP);
+    Measured one = results.get(ONE);
+    Measured replicas = results.get(REPLICAS);
+    double api = noOp.cpu(CpuUse.KUBE_APISERVER) - builtIn.cpu(CpuUse.KUBE_APISERVER);
+    double etcd = noOp.cpu(CpuUse.ETCD) - builtIn.cpu(CpuUse.ETCD);
+    System.out.printf("   /%d, ms CPU per create: cost of being a webhook (no-op - built-in) %+.2f"
+            + " (kube-apiserver %+.2f, etcd %+.2f, no-op JVM %.2f); subrange's own (subrange - no-op):"
+            + " %d replicas + reconciler %s, one replica + reconciler %s%n", prefix,
+        api + etcd + noOp.cpu(CpuUse.NO_OP), api, etcd, noOp.cpu(CpuUse.NO_OP), options.replicas(),
+        own(replicas, noOp), own(one, noOp));
+
+    double summed = replicas.subrange();
+    ok &= LoadHarness.check(String.format("/%d, %d replicas + reconciler: subrange's CPU per create %.2f ms <= 1.5"
+            + " (webhooks %.2f + reconciler %.2f)", prefix, options.replicas(), summed,
+        replicas.cpu(CpuUse.WEBHOOKS), replicas.cpu(CpuUse.RECONCILER)), summed <= 1.5);
+    double single = one.cpu(CpuUse.WEBHOOKS);
+    ok &= LoadHarness.check(String.format("/%d, one replica: its webhook's CPU per create %.2f ms <= 0.7", prefix,
+        single), single <= 0.7);
+
+    double ratio = replicas.report().createsPerSecond() / builtIn.report().createsPerSecond();
+    double minimum = prefix == 12 ? 0.9 : prefix == 16 ? 0.5 : Double.NaN;
+    if (Double.isNaN(minimum)) {
+      System.out.printf("   [----] /%d: creates/s with subrange / built-in %.2f (no target at /%d)%n", prefix, ratio,
+          prefix);
+    } else {
+      ok &= LoadHarness.check(String.format("/%d: creates/s with subrange (%d replicas) / built-in %.2f >= %.1f",
+          prefix, options.replicas(), ratio, minimum), ratio >= minimum);
+    }
+    double p99 = replicas.report().percentileMillis(99) - builtIn.report().percentileMillis(99);
+    ok &= LoadHarness.check(String.format("/%d: p99 overhead of subrange (%d replicas) %.1f ms <= 50", prefix,
+        options.replicas(), p99), p99 <= 50);
+
+    Measured held = results.get(HELD);
+    if (held != null) {
+      double slower = replicas.report().createsPerSecond() / held.report().createsPerSecond();
+      double dearer = held.subrange() / replicas.subrange();
+      ok &= LoadHarness.check(String.format("/%d, %,d held: creates/s empty / held %.2f <= 1.2", prefix,
+          options.held(), slower), slower <= 1.2);
+      ok &= LoadHarness.check(String.format("/%d, %,d held: subrange's CPU per create held / empty %.2f <= 1.2"
+          + " (%.2f / %.2f ms)", prefix, options.held(), dearer, held.subrange(), replicas.subrange()), dearer <= 1.2);
+    }
+  }
+
+  /** subrange's cost beyond the no-op's: in the API server, etcd and the webhook JVMs. */
+  private static String own(Measured subrange, Measured noOp) {
+    double api = subrange.cpu(CpuUse.KUBE_APISERVER) - noOp.cpu(CpuUse.KUBE_APISERVER);
+    double etcd = subrange.cpu(CpuUse.ETCD) - noOp.cpu(CpuUse.ETCD);
+    double jvms = subrange.subrange() - noOp.cpu(CpuUse.NO_OP);
+    return String.format("%+.2f (kube-apiserver %+.2f, etcd %+.2f, JVMs %+.2f)", api + etcd + jvms, api, etcd, jvms);
+  }
+
+  private String row(int prefix, String configuration, Measured m, Measured builtIn) {
+    ServiceLoad.Report report = m.report();
+    boolean webhook = !configuration.equals(BUILT_IN);
+    boolean subrange = webhook && !configuration.equals(NO_OP);
+    return String.format("   | /%d | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %s | %s | %.2f | %.2f |", prefix,
+        name(configuration), report.createsPerSecond(), report.percentileMillis(50), report.percentileMillis(99),
+        report.createsPerSecond() / builtIn.report().createsPerSecond(), m.cpu(CpuUse.KUBE_APISERVER),
+        m.cpu(CpuUse.ETCD), webhook ? String.format("%.2f", m.webhookJvms()) : "—",
+        subrange ? String.format("%.2f", m.cpu(CpuUse.RECONCILER)) : "—", m.cpu(CpuUse.CLIENT), m.total());
+  }
+
+  private String name(String configuration) {
+    return switch (configuration) {
+      case BUILT_IN -> "built-in allocation alone";
+      case NO_OP -> "no-op webhook";
+      case ONE -> "subrange, 1 replica + reconciler";
+      case REPLICAS -> "subrange, " + options.replicas() + " replicas + reconciler";
+      case HELD -> String.format("subrange, %d replicas + reconciler, %,d held", options.replicas(), options.held());
+      default -> configuration;
+    };
+  }
+}

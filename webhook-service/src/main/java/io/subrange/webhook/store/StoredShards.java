@@ -123,8 +123,9 @@ final class StoredShards {
   }
 
   /**
-   * Reads shards again from the API, one by one (a write to them lost or failed); their kinds
-   * load again before the next commit. The watch usually brings the same news a moment later.
+   * Reads shards again from the API, one by one (a write to them lost or failed); they load again
+   * before the next commit, a bitmap shard alone, any other with its kind. The watch usually
+   * brings the same news a moment later.
    */
   void reread(Set<String> names) {
     for (String name : names) {

@@ -1,4 +1,4 @@
-package io.subrange.allocator.store;
+package io.subrange.allocator.band;
 
 /**
  * How full one range is, overall and per band. {@code range} is the range as text ("10.96.0.0/12",

@@ -5,7 +5,7 @@ import io.subrange.allocator.band.BandedAllocators;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;

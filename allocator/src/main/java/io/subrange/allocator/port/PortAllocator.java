@@ -2,7 +2,7 @@ package io.subrange.allocator.port;
 
 import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.band.BandedAllocator;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;

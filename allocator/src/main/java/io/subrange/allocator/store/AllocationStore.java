@@ -1,5 +1,6 @@
 package io.subrange.allocator.store;
 
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;

@@ -1,5 +1,6 @@
 package io.subrange.allocator.store;
 
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.band.BandedAllocators;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
@@ -390,7 +391,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * would change something or be refused. A persisting store answers such requests without a
    * write.
    */
-  public synchronized Reservation reserveIfNothingChanges(ReservationRequest request) {
+  public synchronized Reservation answerIfAlreadyHeld(ReservationRequest request) {
     CompletableFuture<Reservation> preview = reserve(new ReservationRequest(request.holder(), request.ips(),
         request.ports(), true));
     if (preview.isCompletedExceptionally()) {

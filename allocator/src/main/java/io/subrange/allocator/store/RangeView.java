@@ -1,5 +1,6 @@
 package io.subrange.allocator.store;
 
+import io.subrange.allocator.band.RangeUsage;
 import java.util.List;
 
 /**

@@ -1,5 +1,6 @@
 package io.subrange.allocator.store;
 
+import io.subrange.allocator.band.RangeUsage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

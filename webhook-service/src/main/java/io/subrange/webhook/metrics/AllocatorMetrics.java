@@ -10,7 +10,7 @@ import io.subrange.allocator.store.IpAssignment;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortAssignment;
 import io.subrange.allocator.store.PortClaim;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.Reservation;
 import java.time.Duration;
 import java.util.HashMap;

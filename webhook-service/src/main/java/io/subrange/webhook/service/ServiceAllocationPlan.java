@@ -68,12 +68,14 @@ final class ServiceAllocationPlan {
   }
 
   /**
-   * Plans for {@code service} (changed in place to its normalised form).
+   * Normalises {@code service} in place (see the class comment: omitted fields come back from the
+   * stored object, families are defaulted and ordered) and plans what it needs. The name says
+   * it: the argument changes, and the admission patch is the difference.
    *
    * @param old the stored Service on update, null on create
    * @throws AdmissionDenied (422) for anything malformed
    */
-  static ServiceAllocationPlan of(Service service, Service old, ServiceFamilies configured) {
+  static ServiceAllocationPlan normalising(Service service, Service old, ServiceFamilies configured) {
     if (service.getSpec() == null) {
       service.setSpec(new ServiceSpec());
     }

@@ -54,7 +54,7 @@ public class ServiceMutator implements Mutator<Service> {
   @Override
   public CompletableFuture<Service> mutate(AdmissionContext<Service> context) {
     Service service = context.object();
-    ServiceAllocationPlan plan = ServiceAllocationPlan.of(service, context.oldObject(), families.current());
+    ServiceAllocationPlan plan = ServiceAllocationPlan.normalising(service, context.oldObject(), families.current());
     plan.requireAtMostNewNodePorts(maxNodePorts);
     if (plan.ipClaims().isEmpty() && plan.portClaims().isEmpty()) {
       return CompletableFuture.completedFuture(service);

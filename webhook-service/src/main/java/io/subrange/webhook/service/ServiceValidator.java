@@ -48,7 +48,7 @@ public class ServiceValidator implements Validator<Service> {
 
   @Override
   public CompletableFuture<List<String>> validate(AdmissionContext<Service> context) {
-    ServiceAllocationPlan plan = ServiceAllocationPlan.of(context.object(), context.oldObject(), families.current());
+    ServiceAllocationPlan plan = ServiceAllocationPlan.normalising(context.object(), context.oldObject(), families.current());
     plan.requireAtMostNewNodePorts(maxNodePorts);
     // Only what the Service carries; empty fields are the mutating webhook's business.
     List<IpClaim> ips = plan.ipClaims().stream().filter(c -> c.scope() == Scope.STATIC).toList();

@@ -22,7 +22,7 @@ import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.RangeWindow;
 import io.subrange.allocator.store.Reservation;
@@ -215,7 +215,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (request.dryRun()) {
       return engine.reserve(request);  // keeps nothing, so nothing to make durable
     }
-    Reservation unchanged = answerIfNothingChanges(request);
+    Reservation unchanged = answerIfAlreadyHeld(request);
     if (unchanged != null) {
       return CompletableFuture.completedFuture(unchanged);
     }
@@ -229,9 +229,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * values), without waiting for the committer; null when it must go through it. Values of an
    * object with changes not yet stored do not count as held.
    */
-  private Reservation answerIfNothingChanges(ReservationRequest request) {
+  private Reservation answerIfAlreadyHeld(ReservationRequest request) {
     synchronized (engine) {
-      return unstoredHolders.contains(holderKey(request.holder())) ? null : engine.reserveIfNothingChanges(request);
+      return unstoredHolders.contains(holderKey(request.holder())) ? null : engine.answerIfAlreadyHeld(request);
     }
   }
 

@@ -40,7 +40,7 @@ final class StoredShards {
   private final StoreMetrics metrics;
   private final Map<String, ConfigMap> latest = new ConcurrentHashMap<>();
   private final Map<String, ConfigMap> loaded = new ConcurrentHashMap<>();
-  private final Set<Scope> stale = ConcurrentHashMap.newKeySet();
+  private final Set<LoadScope> stale = ConcurrentHashMap.newKeySet();
   /** Bitmap shards changed elsewhere: each loads on its own, unless its whole kind loads anyway. */
   private final Set<String> staleShards = ConcurrentHashMap.newKeySet();
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
@@ -108,7 +108,7 @@ final class StoredShards {
 
   /** Asks for a kind to be loaded again; true when it was not asked for already. */
   boolean markStale(RangeKey key) {
-    return stale.add(Scope.of(key));
+    return stale.add(LoadScope.of(key));
   }
 
   /**
@@ -150,9 +150,9 @@ final class StoredShards {
 
   /** Reads the shards of the given ranges' kinds again from the API (a write lost or failed). */
   void reload(Set<RangeKey> keys) {
-    Set<Scope> scopes = new LinkedHashSet<>();
-    keys.forEach(key -> scopes.add(Scope.of(key)));
-    for (Scope scope : scopes) {
+    Set<LoadScope> scopes = new LinkedHashSet<>();
+    keys.forEach(key -> scopes.add(LoadScope.of(key)));
+    for (LoadScope scope : scopes) {
       metrics.reload();
       try {
         List<ConfigMap> items = client.configMaps().inNamespace(namespace)
@@ -190,10 +190,10 @@ final class StoredShards {
     if (stale.isEmpty()) {
       return;
     }
-    Set<Scope> scopes = new LinkedHashSet<>(stale);
+    Set<LoadScope> scopes = new LinkedHashSet<>(stale);
     stale.removeAll(scopes);
     Map<String, ConfigMap> view = new HashMap<>(latest);
-    for (Scope scope : scopes) {
+    for (LoadScope scope : scopes) {
       metrics.kindLoad();
       // Decoding needs no lock: admission's fast paths wait only for the restore itself. A range
       // added meanwhile is restored empty and unknown, and loads on its own (it was marked
@@ -229,7 +229,7 @@ final class StoredShards {
   private boolean refreshShard(InMemoryAllocationStore engine, String name) {
     ConfigMap shard = latest.get(name);
     RangeKey key = shard == null ? null : RangeConfigMaps.keyOf(shard).orElse(null);
-    if (key == null || stale.contains(Scope.of(key)) || problems.containsKey(key)) {
+    if (key == null || stale.contains(LoadScope.of(key)) || problems.containsKey(key)) {
       return false;
     }
     RangeWindow window;
@@ -318,10 +318,10 @@ final class StoredShards {
   }
 
   /** What one load covers: a kind, and for Service ranges a family (overlapping ranges load together). */
-  record Scope(RangeKey.Kind kind, IpFamily family) {
+  record LoadScope(RangeKey.Kind kind, IpFamily family) {
 
-    static Scope of(RangeKey key) {
-      return new Scope(key.kind(), key.family());
+    static LoadScope of(RangeKey key) {
+      return new LoadScope(key.kind(), key.family());
     }
 
     boolean covers(RangeKey key) {

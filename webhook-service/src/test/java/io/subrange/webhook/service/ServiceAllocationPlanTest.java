@@ -18,23 +18,23 @@ class ServiceAllocationPlanTest {
 
   @Test
   void servicesThatNeedNoNewAddressArePlannedWithoutALiveRange() {
-    assertThat(ServiceAllocationPlan.of(service("ExternalName", null), null, NONE_LIVE).ipClaims()).isEmpty();
-    assertThat(ServiceAllocationPlan.of(service("ClusterIP", "None"), null, NONE_LIVE).ipClaims()).isEmpty();
+    assertThat(ServiceAllocationPlan.normalising(service("ExternalName", null), null, NONE_LIVE).ipClaims()).isEmpty();
+    assertThat(ServiceAllocationPlan.normalising(service("ClusterIP", "None"), null, NONE_LIVE).ipClaims()).isEmpty();
 
     Service stored = service("ClusterIP", "10.96.0.20");
     Service relabelled = service("ClusterIP", "10.96.0.20");
     relabelled.getMetadata().setLabels(Map.of("tier", "web"));
-    ServiceAllocationPlan update = ServiceAllocationPlan.of(relabelled, stored, NONE_LIVE);
+    ServiceAllocationPlan update = ServiceAllocationPlan.normalising(relabelled, stored, NONE_LIVE);
     assertThat(update.ipClaims()).singleElement().satisfies(claim -> assertThat(claim.kept()).isTrue());
   }
 
   @Test
   void aNewAddressWithoutALiveRangeIsRefusedSayingWhy() {
-    assertThatThrownBy(() -> ServiceAllocationPlan.of(service("ClusterIP", null), null, NONE_LIVE))
+    assertThatThrownBy(() -> ServiceAllocationPlan.normalising(service("ClusterIP", null), null, NONE_LIVE))
         .isInstanceOf(AdmissionDenied.class).hasMessageStartingWith("no Service range is live");
-    assertThatThrownBy(() -> ServiceAllocationPlan.of(service("ClusterIP", "10.96.0.30"), null, NONE_LIVE))
+    assertThatThrownBy(() -> ServiceAllocationPlan.normalising(service("ClusterIP", "10.96.0.30"), null, NONE_LIVE))
         .isInstanceOf(AdmissionDenied.class).hasMessageStartingWith("no Service range is live");
-    assertThatThrownBy(() -> ServiceAllocationPlan.of(service("ClusterIP", "fd00::5"), null,
+    assertThatThrownBy(() -> ServiceAllocationPlan.normalising(service("ClusterIP", "fd00::5"), null,
         new ServiceFamilies(List.of(IpFamily.IPV4))))
         .isInstanceOf(AdmissionDenied.class).hasMessageContaining("IPv6 is not served here");
   }

@@ -406,7 +406,7 @@ class StoredShardsTest {
       assertThat(shards.problem(key)).as("problem of %s", key).isNull();
     }
     assertThat(metrics.kindLoads()).as("one load per kind").isEqualTo(reader.rangeKeys().stream()
-        .map(StoredShards.Scope::of).distinct().count());
+        .map(StoredShards.LoadScope::of).distinct().count());
     assertThat(metrics.shardLoads()).isZero();
     shardLoadsBefore = metrics.shardLoads();
     kindLoadsBefore = metrics.kindLoads();

@@ -3,7 +3,7 @@ package io.subrange.webhook.ranges.model;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 
 /**
  * How full one range of a {@link ServiceCIDR} is. Counts are unsigned decimal strings: a /64

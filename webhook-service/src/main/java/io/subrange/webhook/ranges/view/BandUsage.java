@@ -1,6 +1,6 @@
 package io.subrange.webhook.ranges.view;
 
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 
 /**

@@ -1,6 +1,6 @@
 package io.subrange.webhook.ranges.view;
 
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 
 /**
  * A small fill bar, {@code [###.......]}. A band with anything used shows at least one mark and

@@ -1,7 +1,7 @@
 package io.subrange.webhook.ranges.view;
 
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 import java.util.ArrayList;
 import java.util.List;

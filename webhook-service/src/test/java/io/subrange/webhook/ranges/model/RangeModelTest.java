@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.NodeSelectorBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.webhook.admission.ObjectKind;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.RangeView.HeldValue;
 import io.subrange.allocator.store.RangeView.Kind;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.store.RangeUsage;
+import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.RangeView.HeldValue;
 import io.subrange.allocator.store.RangeView.Kind;

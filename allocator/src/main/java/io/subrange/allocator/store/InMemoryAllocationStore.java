@@ -725,37 +725,56 @@ public final class InMemoryAllocationStore implements AllocationStore {
           return false;
         }
         ServiceIpRange serviceRange = pool.range(key.name());
-        Map<IpAddress, Held> holders = addressHolders.get(key.family());
-        List<IpAddress> before = new ArrayList<>();
-        pool.forEachTakenIn(key.name(), window.from(), window.to(), before::add);
-        before.forEach(address -> forgetHolder(address, holders.remove(address)));
         BitSet taken = window.taken();
-        pool.replaceIn(key.name(), window.from(), window.to(), taken);
+        Map<IpAddress, Held> incoming = new HashMap<>();
         for (RangeState.Entry entry : window.entries()) {
           IpAddress address = addressOrNull(entry.value());
           long offset = address == null ? ServiceIpRange.NOT_ASSIGNABLE : serviceRange.offsetOf(address);
           if (entry.holder() != null && offset != ServiceIpRange.NOT_ASSIGNABLE && window.covers(offset)
               && taken.get((int) (offset - window.from()))) {
-            hold(address, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+            incoming.put(address, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
           }
         }
+        // Only what changed is touched: most of a shard is the same as before another replica's write.
+        Map<IpAddress, Held> holders = addressHolders.get(key.family());
+        List<IpAddress> before = new ArrayList<>();
+        pool.forEachTakenIn(key.name(), window.from(), window.to(), before::add);
+        for (IpAddress address : before) {
+          Held was = holders.get(address);
+          if (was != null && was.equals(incoming.get(address))) {
+            incoming.remove(address);
+          } else {
+            forgetHolder(address, holders.remove(address));
+          }
+        }
+        pool.replaceIn(key.name(), window.from(), window.to(), taken);
+        incoming.forEach(this::hold);
       }
       case NODE_PORTS -> {
         if (!nodePorts.range().toString().equals(range)) {
           return false;
         }
-        List<Integer> before = new ArrayList<>();
-        nodePorts.forEachTakenIn(window.from(), window.to(), before::add);
-        before.forEach(this::forgetPort);
         BitSet taken = window.taken();
-        nodePorts.replaceIn(window.from(), window.to(), taken);
+        Map<Integer, Held> incoming = new HashMap<>();
         for (RangeState.Entry entry : window.entries()) {
           int port = portOrMinusOne(entry.value());
           long offset = nodePorts.range().contains(port) ? port - nodePorts.range().first() : -1;
           if (entry.holder() != null && window.covers(offset) && taken.get((int) (offset - window.from()))) {
-            recordPort(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+            incoming.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
           }
         }
+        List<Integer> before = new ArrayList<>();
+        nodePorts.forEachTakenIn(window.from(), window.to(), before::add);
+        for (int port : before) {
+          Held was = portHolders.get(port);
+          if (was != null && was.equals(incoming.get(port))) {
+            incoming.remove(port);
+          } else {
+            forgetPort(port);
+          }
+        }
+        nodePorts.replaceIn(window.from(), window.to(), taken);
+        incoming.forEach(this::recordPort);
       }
       case POD_CIDRS -> {
         return false;

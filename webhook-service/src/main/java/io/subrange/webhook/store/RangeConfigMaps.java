@@ -145,7 +145,24 @@ public final class RangeConfigMaps {
       return span == 0 ? 0 : (int) Long.divideUnsigned(offset, span);
     }
 
+    /** Layouts worked out already: a shard load checks its layout, and parsing the range each time showed. */
+    private static final Map<String, Layout> KNOWN = new ConcurrentHashMap<>();
+
     static Layout of(RangeKey key, String encoding, String range) {
+      String id = key.kind() + "|" + encoding + "|" + range;
+      Layout known = KNOWN.get(id);
+      if (known != null) {
+        return known;
+      }
+      Layout layout = compute(key, encoding, range);
+      if (KNOWN.size() > 1024) {
+        KNOWN.clear();  // ranges come and go rarely; this only bounds what a stranger's ConfigMaps could add
+      }
+      KNOWN.put(id, layout);
+      return layout;
+    }
+
+    private static Layout compute(RangeKey key, String encoding, String range) {
       return switch (encoding) {
         case RangeState.RANGE_ALLOCATION -> {
           long size = key.kind() == RangeKey.Kind.NODE_PORTS ? PortRange.parse(range).size()
@@ -176,7 +193,11 @@ public final class RangeConfigMaps {
     /** Remembers nothing (one-off encodes and decodes). */
     public static final LedgerMemo NONE = new LedgerMemo(false);
 
-    private record Ledger(List<RangeState.Entry> entries, String base64) {
+    /**
+     * A shard's ledger as last written or read: its entries, its stored form, and each line's
+     * entry, so reading a new version parses only the lines that changed.
+     */
+    private record Ledger(List<RangeState.Entry> entries, String base64, Map<String, RangeState.Entry> lines) {
     }
 
     private final boolean remembers;
@@ -195,8 +216,9 @@ public final class RangeConfigMaps {
       if (known != null && known.entries().equals(entries)) {
         return known.base64();
       }
-      String base64 = Base64.getEncoder().encodeToString(gzip(ledger(entries)));
-      remember(shard, new Ledger(List.copyOf(entries), base64));
+      Map<String, RangeState.Entry> lines = remembers ? new HashMap<>() : null;
+      String base64 = Base64.getEncoder().encodeToString(gzip(ledger(entries, lines)));
+      remember(shard, new Ledger(List.copyOf(entries), base64, lines));
       return base64;
     }
 
@@ -207,8 +229,12 @@ public final class RangeConfigMaps {
       if (known != null && known.base64().equals(base64)) {
         return known.entries();
       }
-      List<RangeState.Entry> entries = List.copyOf(unledger(gunzip(binary(shard, HOLDERS), name), name));
-      remember(name, new Ledger(entries, base64));
+      Map<String, RangeState.Entry> lines = new HashMap<>();
+      List<String> skipped = new ArrayList<>();
+      List<RangeState.Entry> entries = List.copyOf(unledger(gunzip(binary(shard, HOLDERS), name), name, skipped,
+          known == null ? Map.of() : known.lines(), remembers ? lines : null));
+      skipped.forEach(log::warn);
+      remember(name, new Ledger(entries, base64, lines));
       return entries;
     }
 
@@ -548,19 +574,33 @@ public final class RangeConfigMaps {
    * such names anyway. Lines written before "first" existed have six fields.
    */
   static byte[] ledger(List<RangeState.Entry> entries) {
+    return ledger(entries, null);
+  }
+
+  /** As {@link #ledger(List)}, noting each line's entry in {@code lines} (when not null). */
+  static byte[] ledger(List<RangeState.Entry> entries, Map<String, RangeState.Entry> lines) {
     StringBuilder text = new StringBuilder();
     for (RangeState.Entry e : entries) {
-      Holder h = e.holder();
-      text.append(escape(e.value())).append('\t')
-          .append(h == null ? "-" : escape(h.kind())).append('\t')
-          .append(h == null ? "" : escape(h.namespace())).append('\t')
-          .append(h == null ? "" : escape(h.name())).append('\t')
-          .append(h == null ? "" : escape(h.uid())).append('\t')
-          .append(e.sinceEpochSeconds()).append('\t')
-          .append(e.firstEpochSeconds()).append('\n');
+      String line = line(e);
+      text.append(line).append('\n');
+      if (lines != null) {
+        lines.put(line, e);
+      }
     }
     return text.toString().getBytes(StandardCharsets.UTF_8);
   }
+
+  private static String line(RangeState.Entry e) {
+    Holder h = e.holder();
+    return escape(e.value()) + '\t'
+        + (h == null ? "-" : escape(h.kind())) + '\t'
+        + (h == null ? "" : escape(h.namespace())) + '\t'
+        + (h == null ? "" : escape(h.name())) + '\t'
+        + (h == null ? "" : escape(h.uid())) + '\t'
+        + e.sinceEpochSeconds() + '\t'
+        + e.firstEpochSeconds();
+  }
+
 
   /**
    * The entries of a ledger. A line that cannot be read is left out and counted in
@@ -569,13 +609,29 @@ public final class RangeConfigMaps {
    * from the cluster. One bad line must not take a whole range out of service.
    */
   static List<RangeState.Entry> unledger(byte[] ledger, String where, List<String> skipped) {
+    return unledger(ledger, where, skipped, Map.of(), null);
+  }
+
+  /**
+   * As {@link #unledger(byte[], String, List)}, taking the entry of a line {@code known} has
+   * already parsed, and noting each line's entry in {@code seen} (when not null).
+   */
+  static List<RangeState.Entry> unledger(byte[] ledger, String where, List<String> skipped,
+      Map<String, RangeState.Entry> known, Map<String, RangeState.Entry> seen) {
     List<RangeState.Entry> entries = new ArrayList<>();
     for (String line : new String(ledger, StandardCharsets.UTF_8).split("\n")) {
       if (line.isEmpty()) {
         continue;
       }
       try {
-        entries.add(entryOf(line));
+        RangeState.Entry entry = known.get(line);
+        if (entry == null) {
+          entry = entryOf(line);
+        }
+        entries.add(entry);
+        if (seen != null) {
+          seen.put(line, entry);
+        }
       } catch (IllegalArgumentException e) {
         skipped.add("ConfigMap " + where + ": holder line \"" + shorten(line) + "\" is malformed ("
             + e.getMessage() + "); its value stays taken, without a holder on record");

@@ -70,6 +70,33 @@ class RangeConfigMapsTest {
   }
 
   @Test
+  void anotherWritersVersionOfAShardParsesOnlyTheLinesThatChanged() {
+    InMemoryAllocationStore writer = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+        ThreadLocalRandomGenerator.INSTANCE);
+    writer.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));  // one shard
+    for (int i = 0; i < 20; i++) {
+      writer.reserve(ReservationRequest.ips(Holder.service("ns", "svc-" + i, ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
+          false)).join();
+    }
+    RangeConfigMaps.LedgerMemo reader = RangeConfigMaps.LedgerMemo.create();
+    List<RangeState.Entry> before = reader.decode(RangeConfigMaps.encode(writer.export(V4), "ns").get(0));
+
+    RangeState.Entry gone = before.get(3);
+    writer.releaseIp(IpAddress.parse(gone.value()), gone.holder()).join();
+    writer.reserve(ReservationRequest.ips(Holder.service("ns", "new", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        false)).join();
+    RangeState now = writer.export(V4);
+    List<RangeState.Entry> after = reader.decode(RangeConfigMaps.encode(now, "ns").get(0));
+
+    assertThat(after).containsExactlyElementsOf(now.entries()).doesNotContain(gone);
+    // Unchanged lines come back as the very entries read before: they were not parsed again.
+    for (RangeState.Entry entry : after) {
+      before.stream().filter(entry::equals).findFirst().ifPresent(same -> assertThat(entry).isSameAs(same));
+    }
+    assertThat(after.stream().filter(e -> before.stream().anyMatch(b -> b == e)).count()).isEqualTo(19);
+  }
+
+  @Test
   void aRangeRoundTripsThroughItsShards() {
     InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);

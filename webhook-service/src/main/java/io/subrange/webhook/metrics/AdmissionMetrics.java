@@ -1,8 +1,11 @@
 package io.subrange.webhook.metrics;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.springframework.stereotype.Component;
 
 /**
@@ -16,19 +19,43 @@ import org.springframework.stereotype.Component;
 public class AdmissionMetrics {
 
   private final MeterRegistry registry;
+  /** The meters of each label set, looked up once: every admission records, and lookups showed. */
+  private final Map<Labels, Meters> meters = new ConcurrentHashMap<>();
+
+  /** Label sets are few (the kinds subrange serves); a caller inventing kinds is not remembered past this. */
+  private static final int MAX_REMEMBERED = 256;
+
+  private record Labels(String webhook, String kind, String operation, String result) {
+  }
+
+  private record Meters(Counter requests, Timer duration) {
+  }
 
   public AdmissionMetrics(MeterRegistry registry) {
     this.registry = registry;
   }
 
   public void record(String webhook, String kind, String operation, String result, long nanos) {
-    registry.counter("subrange.admission.requests", "webhook", webhook, "kind", kind, "operation", operation,
-        "result", result).increment();
-    Timer.builder("subrange.admission.duration")
-        .description("Time to answer one admission request, including making its allocation durable")
-        .tags("webhook", webhook, "kind", kind, "operation", operation, "result", result)
-        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
-        .register(registry)
-        .record(Duration.ofNanos(nanos));
+    Labels labels = new Labels(webhook, kind, operation, result);
+    Meters m = meters.get(labels);
+    if (m == null) {
+      m = register(labels);
+      if (meters.size() < MAX_REMEMBERED) {
+        meters.put(labels, m);
+      }
+    }
+    m.requests().increment();
+    m.duration().record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  private Meters register(Labels l) {
+    return new Meters(
+        registry.counter("subrange.admission.requests", "webhook", l.webhook(), "kind", l.kind(),
+            "operation", l.operation(), "result", l.result()),
+        Timer.builder("subrange.admission.duration")
+            .description("Time to answer one admission request, including making its allocation durable")
+            .tags("webhook", l.webhook(), "kind", l.kind(), "operation", l.operation(), "result", l.result())
+            .serviceLevelObjectives(LatencyBuckets.BOUNDARIES)
+            .register(registry));
   }
 }

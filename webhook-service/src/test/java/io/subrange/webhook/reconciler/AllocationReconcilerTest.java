@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
@@ -231,14 +229,9 @@ class AllocationReconcilerTest {
   }
 
   private Service service(String namespace, String name, String clusterIp, Integer nodePort) {
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata()
-        .withName(namespace).endMetadata().build()).createOr(c -> c.update());
-    ServiceBuilder builder = new ServiceBuilder().withNewMetadata().withName(name).withNamespace(namespace)
-        .endMetadata().withNewSpec().withType(nodePort == null ? "ClusterIP" : "NodePort")
-        .withClusterIP(clusterIp).withClusterIPs(clusterIp)
-        .addNewPort().withPort(80).withNodePort(nodePort).endPort().endSpec();
-    return client.services().inNamespace(namespace).resource(builder.build()).create();
+    return TestServices.create(client, namespace, name, clusterIp, nodePort);
   }
+
 
   private List<String> events(Service service) {
     return client.v1().events().inNamespace(service.getMetadata().getNamespace()).list().getItems().stream()

@@ -3,8 +3,6 @@ package io.subrange.webhook.reconciler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -233,14 +231,9 @@ class ReconcilerRunnerTest {
   }
 
   private void service(String namespace, String name, String clusterIp, Integer nodePort) {
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata()
-        .withName(namespace).endMetadata().build()).createOr(c -> c.update());
-    ServiceBuilder builder = new ServiceBuilder().withNewMetadata().withName(name).withNamespace(namespace)
-        .endMetadata().withNewSpec().withType(nodePort == null ? "ClusterIP" : "NodePort")
-        .withClusterIP(clusterIp).withClusterIPs(clusterIp)
-        .addNewPort().withPort(80).withNodePort(nodePort).endPort().endSpec();
-    client.services().inNamespace(namespace).resource(builder.build()).create();
+    TestServices.create(client, namespace, name, clusterIp, nodePort);
   }
+
 
   /** The memory store's rebuild, counting how often a pass asks what to rebuild; asks can be made to fail. */
   private static final class CountingRebuild implements RebuildableStore {

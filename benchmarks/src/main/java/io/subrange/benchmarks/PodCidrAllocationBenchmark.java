@@ -6,7 +6,7 @@ import static io.subrange.allocator.podcidr.NodeSelectorRequirement.notIn;
 
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.ClusterCidrAllocator;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.NodeSelector;
 import io.subrange.allocator.podcidr.NodeSelectorTerm;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
@@ -78,11 +78,11 @@ public class PodCidrAllocationBenchmark {
     return allocator;
   }
 
-  static Node node(String name, int n) {
+  static NodeView node(String name, int n) {
     Map<String, String> labels = n % 10 == 0
         ? Map.of("zone", "z" + (n % 50), "gpu", "true", "tier", "t" + (n % 7), "kubernetes.io/hostname", name)
         : Map.of("rack", "r" + (n % 900), "tier", "t" + (n % 7), "kubernetes.io/hostname", name);
-    return new Node(name, labels);
+    return new NodeView(name, labels);
   }
 
   private static long usedHeap() {

@@ -310,16 +310,16 @@ public final class ClusterCidrAllocator {
    * @throws PodCidrAllocationException naming the node and why: no ClusterCIDR serves it, or
    *     every one that does is full
    */
-  public synchronized PodCidrAllocation allocate(Node node) {
+  public synchronized PodCidrAllocation allocate(NodeView node) {
     return allocate(node, true);
   }
 
   /** What {@link #allocate} would give {@code node} now, changing nothing (for dry runs). */
-  public synchronized PodCidrAllocation preview(Node node) {
+  public synchronized PodCidrAllocation preview(NodeView node) {
     return allocate(node, false);
   }
 
-  private PodCidrAllocation allocate(Node node, boolean commit) {
+  private PodCidrAllocation allocate(NodeView node, boolean commit) {
     Held existing = nodes.get(node.name());
     if (existing != null) {
       return existing.allocation(node.name(), 0);
@@ -364,7 +364,7 @@ public final class ClusterCidrAllocator {
    *     another node holds or a reserved range
    * @throws IllegalArgumentException when the list is empty or has two CIDRs of one family
    */
-  public synchronized PodCidrAllocation occupy(Node node, List<Cidr> podCidrs) {
+  public synchronized PodCidrAllocation occupy(NodeView node, List<Cidr> podCidrs) {
     return occupy(node, podCidrs, entries.values(), false);
   }
 
@@ -374,7 +374,7 @@ public final class ClusterCidrAllocator {
    * reservation still keeps them from anyone else once the node lets them go). Blocks another
    * node holds are still refused.
    */
-  public synchronized PodCidrAllocation occupyExisting(Node node, List<Cidr> podCidrs) {
+  public synchronized PodCidrAllocation occupyExisting(NodeView node, List<Cidr> podCidrs) {
     return occupy(node, podCidrs, entries.values(), true);
   }
 
@@ -392,10 +392,10 @@ public final class ClusterCidrAllocator {
     if (entry == null) {
       throw new IllegalArgumentException("no ClusterCIDR " + clusterCidr);
     }
-    return occupy(Node.named(nodeName), podCidrs, List.of(entry), true);
+    return occupy(NodeView.named(nodeName), podCidrs, List.of(entry), true);
   }
 
-  private PodCidrAllocation occupy(Node node, List<Cidr> podCidrs, Collection<Entry> candidates,
+  private PodCidrAllocation occupy(NodeView node, List<Cidr> podCidrs, Collection<Entry> candidates,
       boolean recorded) {
     Map<IpFamily, Cidr> blocks = byFamily(node, podCidrs);
     Held existing = nodes.get(node.name());
@@ -472,7 +472,7 @@ public final class ClusterCidrAllocator {
   // ---- internals -------------------------------------------------------------------------
 
   /** Non-terminating ClusterCIDRs that serve the node, best first; fallbacks last. */
-  private List<Entry> candidates(Node node, List<Entry> terminatingMatches) {
+  private List<Entry> candidates(NodeView node, List<Entry> terminatingMatches) {
     long thisLookup = ++lookup;
     List<Ranked> ranked = new ArrayList<>();
     selectorIndex.forEachCandidate(node, entry -> {
@@ -598,7 +598,7 @@ public final class ClusterCidrAllocator {
     return null;
   }
 
-  private static Map<IpFamily, Cidr> byFamily(Node node, List<Cidr> podCidrs) {
+  private static Map<IpFamily, Cidr> byFamily(NodeView node, List<Cidr> podCidrs) {
     if (podCidrs == null || podCidrs.isEmpty() || podCidrs.size() > 2) {
       throw new IllegalArgumentException("node " + node.name() + " has pod CIDRs " + podCidrs
           + ": expected one, or two of different IP families");
@@ -621,7 +621,7 @@ public final class ClusterCidrAllocator {
     return blocks;
   }
 
-  private PodCidrAllocationException noClusterCidrFor(Node node, List<Entry> terminatingMatches) {
+  private PodCidrAllocationException noClusterCidrFor(NodeView node, List<Entry> terminatingMatches) {
     StringBuilder message = new StringBuilder("node " + node.name() + " gets no pod CIDRs: no ClusterCIDR's"
         + " nodeSelector matches its labels " + describeLabels(node) + " and there is no fallback ClusterCIDR"
         + " (one without nodeSelector)");
@@ -634,7 +634,7 @@ public final class ClusterCidrAllocator {
         message.append("; add a ClusterCIDR that selects it").toString());
   }
 
-  private static String describeLabels(Node node) {
+  private static String describeLabels(NodeView node) {
     if (node.labels().isEmpty()) {
       return "{}";
     }

@@ -35,7 +35,7 @@ public record NodeSelector(List<NodeSelectorTerm> nodeSelectorTerms) {
     return new NodeSelector(List.of(new NodeSelectorTerm(requirements, List.of())));
   }
 
-  public boolean matches(Node node) {
+  public boolean matches(NodeView node) {
     return matchScore(node) >= 0;
   }
 
@@ -44,7 +44,7 @@ public record NodeSelector(List<NodeSelectorTerm> nodeSelectorTerms) {
    * that has the most requirements, or -1 when no term matches. Ranks ClusterCIDRs: a selector
    * that pins more of the node's labels is preferred.
    */
-  public int matchScore(Node node) {
+  public int matchScore(NodeView node) {
     int best = -1;
     for (NodeSelectorTerm term : nodeSelectorTerms) {
       if (term.requirementCount() > best && term.matches(node)) {

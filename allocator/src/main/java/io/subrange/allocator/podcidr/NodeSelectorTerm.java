@@ -48,7 +48,7 @@ public record NodeSelectorTerm(List<NodeSelectorRequirement> matchExpressions,
     return matchExpressions.size() + matchFields.size();
   }
 
-  public boolean matches(Node node) {
+  public boolean matches(NodeView node) {
     if (requirementCount() == 0) {
       return false;
     }

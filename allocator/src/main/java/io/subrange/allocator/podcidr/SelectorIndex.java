@@ -57,7 +57,7 @@ final class SelectorIndex<T> {
   }
 
   /** Calls {@code action} for every item whose selector might match {@code node}. */
-  void forEachCandidate(Node node, Consumer<T> action) {
+  void forEachCandidate(NodeView node, Consumer<T> action) {
     for (Map.Entry<String, String> label : node.labels().entrySet()) {
       Map<String, List<T>> byValue = byLabelValue.get(label.getKey());
       if (byValue != null) {

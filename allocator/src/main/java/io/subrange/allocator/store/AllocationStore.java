@@ -6,7 +6,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +47,7 @@ public interface AllocationStore {
    *
    * @return the blocks, or a future failed with {@link PodCidrUnavailableException}
    */
-  CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset, boolean dryRun);
+  CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset, boolean dryRun);
 
   /**
    * Records the pod CIDRs a Node in the cluster already carries (the reconciler, for a node the
@@ -57,7 +57,7 @@ public interface AllocationStore {
    *
    * @return the blocks, or a future failed with {@link PodCidrUnavailableException}
    */
-  CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> podCidrs);
+  CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> podCidrs);
 
   /**
    * Frees a ClusterIP, but only from {@code holder} (the same object) when one is given: the

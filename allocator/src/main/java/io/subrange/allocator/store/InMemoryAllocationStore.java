@@ -11,7 +11,7 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.ClusterCidrAllocator;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.port.PortAllocator;
@@ -416,7 +416,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   // ---- Nodes ------------------------------------------------------------------------------
 
   @Override
-  public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset,
+  public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset,
       boolean dryRun) {
     return podCidrsFor(node, dryRun, heldBefore -> {
       if (preset.isEmpty()) {
@@ -431,11 +431,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
-  public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> carried) {
+  public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> carried) {
     return podCidrsFor(node, false, heldBefore -> podCidrs.occupyExisting(node, carried));
   }
 
-  private CompletableFuture<PodCidrAllocation> podCidrsFor(Node node, boolean dryRun,
+  private CompletableFuture<PodCidrAllocation> podCidrsFor(NodeView node, boolean dryRun,
       Function<Boolean, PodCidrAllocation> action) {
     try {
       requireKnownPodCidrs();

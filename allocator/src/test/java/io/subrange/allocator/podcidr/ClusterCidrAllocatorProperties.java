@@ -66,12 +66,12 @@ class ClusterCidrAllocatorProperties {
   }
 
   @Provide
-  Arbitrary<List<Node>> nodes() {
+  Arbitrary<List<NodeView>> nodes() {
     return NodeSelectorProperties.nodes().list().ofSize(NODES)
         .map(list -> {
-          List<Node> named = new ArrayList<>();
+          List<NodeView> named = new ArrayList<>();
           for (int i = 0; i < list.size(); i++) {
-            named.add(new Node("n" + i, list.get(i).labels()));
+            named.add(new NodeView("n" + i, list.get(i).labels()));
           }
           return named;
         });
@@ -87,7 +87,7 @@ class ClusterCidrAllocatorProperties {
   }
 
   @Property(tries = 400)
-  void agreesWithTheReference(@ForAll("specs") List<SpecShape> shapes, @ForAll("nodes") List<Node> nodes,
+  void agreesWithTheReference(@ForAll("specs") List<SpecShape> shapes, @ForAll("nodes") List<NodeView> nodes,
       @ForAll("operations") List<Op> ops) {
     List<ClusterCidr> all = new ArrayList<>();
     for (int i = 0; i < shapes.size(); i++) {
@@ -101,7 +101,7 @@ class ClusterCidrAllocatorProperties {
     }
 
     for (Op op : ops) {
-      Node node = nodes.get(op.node());
+      NodeView node = nodes.get(op.node());
       ClusterCidr spec = all.get(op.spec() % all.size());
       switch (op.kind()) {
         case ALLOCATE, PREVIEW -> checkAllocate(allocator, ref, node, op.kind() == Kind.ALLOCATE);
@@ -148,7 +148,7 @@ class ClusterCidrAllocatorProperties {
     }
   }
 
-  private static void checkAllocate(ClusterCidrAllocator allocator, Reference ref, Node node, boolean commit) {
+  private static void checkAllocate(ClusterCidrAllocator allocator, Reference ref, NodeView node, boolean commit) {
     PodCidrAllocation existing = ref.held.get(node.name());
     if (existing != null) {
       PodCidrAllocation again = commit ? allocator.allocate(node) : allocator.preview(node);
@@ -199,7 +199,7 @@ class ClusterCidrAllocatorProperties {
     }
   }
 
-  private static void checkOccupy(ClusterCidrAllocator allocator, Reference ref, Node node, ClusterCidr spec,
+  private static void checkOccupy(ClusterCidrAllocator allocator, Reference ref, NodeView node, ClusterCidr spec,
       long pick) {
     List<Cidr> blocks = new ArrayList<>();
     for (IpFamily family : spec.families()) {
@@ -235,9 +235,9 @@ class ClusterCidrAllocatorProperties {
     ref.held.put(node.name(), got);
   }
 
-  private static void checkInvariants(ClusterCidrAllocator allocator, Reference ref, List<Node> nodes) {
+  private static void checkInvariants(ClusterCidrAllocator allocator, Reference ref, List<NodeView> nodes) {
     List<Cidr> heldBlocks = new ArrayList<>();
-    for (Node node : nodes) {
+    for (NodeView node : nodes) {
       PodCidrAllocation model = ref.held.get(node.name());
       assertThat(allocator.allocationOf(node.name()).map(PodCidrAllocation::podCidrs).orElse(null))
           .isEqualTo(model == null ? null : model.podCidrs());
@@ -292,12 +292,12 @@ class ClusterCidrAllocatorProperties {
           .mapToLong(f -> 1L << (spec.nodePrefixLength(f) - spec.range(f).prefixLength())).min().orElseThrow();
     }
 
-    int score(ClusterCidr spec, Node node) {
+    int score(ClusterCidr spec, NodeView node) {
       return spec.isFallback() ? 0 : spec.nodeSelector().matchScore(node);
     }
 
     /** Non-terminating ClusterCIDRs that serve the node, best first (fallbacks score 0: last). */
-    List<ClusterCidr> order(Node node) {
+    List<ClusterCidr> order(NodeView node) {
       return specs.values().stream()
           .filter(s -> !terminating.contains(s.name()))
           .filter(s -> score(s, node) >= 0)

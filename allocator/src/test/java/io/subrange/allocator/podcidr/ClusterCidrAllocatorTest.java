@@ -26,8 +26,8 @@ class ClusterCidrAllocatorTest {
 
   private final ClusterCidrAllocator allocator = new ClusterCidrAllocator();
 
-  private static Node node(String name, String... keyValues) {
-    return new Node(name, labels(keyValues));
+  private static NodeView node(String name, String... keyValues) {
+    return new NodeView(name, labels(keyValues));
   }
 
   private static Map<String, String> labels(String... keyValues) {
@@ -46,7 +46,7 @@ class ClusterCidrAllocatorTest {
     return Cidr.parse(text);
   }
 
-  private String allocatedFrom(Node node) {
+  private String allocatedFrom(NodeView node) {
     return allocator.allocate(node).clusterCidr();
   }
 
@@ -59,7 +59,7 @@ class ClusterCidrAllocatorTest {
     allocator.add(ClusterCidr.ipv4("c-n1-large", selecting("node", "n1"), 4, "192.168.128.0/17"));
     allocator.add(ClusterCidr.ipv4("b-n1-small", selecting("node", "n1"), 4, "192.168.64.0/20"));
     allocator.add(ClusterCidr.ipv4("a-n1-rack1", selecting("node", "n1", "rack", "rack1"), 6, "10.5.0.0/16"));
-    Node n1 = node("n1", "node", "n1", "rack", "rack1");
+    NodeView n1 = node("n1", "node", "n1", "rack", "rack1");
 
     PodCidrAllocation first = allocator.preview(n1);
     assertThat(first.clusterCidr()).isEqualTo("a-n1-rack1");
@@ -532,7 +532,7 @@ class ClusterCidrAllocatorTest {
     allocator.add(ClusterCidr.ipv4("fallback", null, 8, "100.64.0.0/10"));
     long start = System.nanoTime();
     for (int n = 0; n < 5000; n++) {
-      Node node = node("node-" + n, "pool", "p" + (n % 1000), "tier", "t" + (n % 20),
+      NodeView node = node("node-" + n, "pool", "p" + (n % 1000), "tier", "t" + (n % 20),
           "kubernetes.io/hostname", "node-" + n, "topology.kubernetes.io/zone", "z" + (n % 3),
           "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64", "node.kubernetes.io/instance-type", "m5");
       assertThat(allocator.allocate(node).clusterCidr()).isEqualTo("pool-" + (n % 1000));

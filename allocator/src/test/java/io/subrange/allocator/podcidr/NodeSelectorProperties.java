@@ -47,9 +47,9 @@ class NodeSelectorProperties {
     return terms().list().ofMinSize(1).ofMaxSize(3).map(NodeSelector::new);
   }
 
-  static Arbitrary<Node> nodes() {
+  static Arbitrary<NodeView> nodes() {
     Arbitrary<Map<String, String>> labels = Arbitraries.maps(Arbitraries.of(KEYS), Arbitraries.of(VALUES)).ofMaxSize(4);
-    return Combinators.combine(Arbitraries.of(NAMES), labels).as(Node::new);
+    return Combinators.combine(Arbitraries.of(NAMES), labels).as(NodeView::new);
   }
 
   @Provide
@@ -63,7 +63,7 @@ class NodeSelectorProperties {
   }
 
   @Provide
-  Arbitrary<Node> node() {
+  Arbitrary<NodeView> node() {
     return nodes();
   }
 
@@ -73,13 +73,13 @@ class NodeSelectorProperties {
   }
 
   @Property(tries = 500)
-  void termsAreOred(@ForAll("selector") NodeSelector selector, @ForAll("node") Node node) {
+  void termsAreOred(@ForAll("selector") NodeSelector selector, @ForAll("node") NodeView node) {
     boolean anyTerm = selector.nodeSelectorTerms().stream().anyMatch(t -> NodeSelector.of(t).matches(node));
     assertThat(selector.matches(node)).isEqualTo(anyTerm);
   }
 
   @Property(tries = 500)
-  void requirementsInATermAreAnded(@ForAll("term") NodeSelectorTerm term, @ForAll("node") Node node) {
+  void requirementsInATermAreAnded(@ForAll("term") NodeSelectorTerm term, @ForAll("node") NodeView node) {
     boolean all = term.requirementCount() > 0
         && term.matchExpressions().stream().allMatch(r -> NodeSelectorTerm.of(r).matches(node))
         && term.matchFields().stream().allMatch(f -> new NodeSelectorTerm(List.of(), List.of(f)).matches(node));
@@ -87,7 +87,8 @@ class NodeSelectorProperties {
   }
 
   @Property(tries = 500)
-  void operatorsMeanWhatKubernetesSays(@ForAll("requirement") NodeSelectorRequirement r, @ForAll("node") Node node) {
+  void operatorsMeanWhatKubernetesSays(@ForAll("requirement") NodeSelectorRequirement r,
+      @ForAll("node") NodeView node) {
     String value = node.label(r.key());
     boolean expected = switch (r.operator()) {
       case IN -> value != null && r.values().contains(value);
@@ -105,7 +106,7 @@ class NodeSelectorProperties {
   }
 
   @Property(tries = 500)
-  void scoreIsTheLargestMatchingTerm(@ForAll("selector") NodeSelector selector, @ForAll("node") Node node) {
+  void scoreIsTheLargestMatchingTerm(@ForAll("selector") NodeSelector selector, @ForAll("node") NodeView node) {
     int expected = selector.nodeSelectorTerms().stream().filter(t -> t.matches(node))
         .mapToInt(NodeSelectorTerm::requirementCount).max().orElse(-1);
     assertThat(selector.matchScore(node)).isEqualTo(expected);
@@ -114,7 +115,7 @@ class NodeSelectorProperties {
 
   @Property(tries = 300)
   void theIndexReturnsEverySelectorThatMatches(@ForAll("selectorLists") List<NodeSelector> selectors,
-      @ForAll("node") Node node, @ForAll("removals") List<Integer> removals) {
+      @ForAll("node") NodeView node, @ForAll("removals") List<Integer> removals) {
     SelectorIndex<Integer> index = new SelectorIndex<>();
     Set<Integer> present = new HashSet<>();
     for (int i = 0; i < selectors.size(); i++) {

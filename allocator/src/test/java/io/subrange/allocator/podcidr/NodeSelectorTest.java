@@ -20,12 +20,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class NodeSelectorTest {
 
-  private static Node node(String name, String... keyValues) {
+  private static NodeView node(String name, String... keyValues) {
     Map<String, String> labels = new HashMap<>();
     for (int i = 0; i < keyValues.length; i += 2) {
       labels.put(keyValues[i], keyValues[i + 1]);
     }
-    return new Node(name, labels);
+    return new NodeView(name, labels);
   }
 
   @Test
@@ -75,7 +75,7 @@ class NodeSelectorTest {
   })
   void setOperatorsFollowKubernetes(String zone, boolean expectIn, boolean expectNotIn, boolean expectExists,
       boolean expectDoesNotExist) {
-    Node n = zone == null ? node("n") : node("n", "zone", zone);
+    NodeView n = zone == null ? node("n") : node("n", "zone", zone);
 
     assertThat(NodeSelectorTerm.of(in("zone", "a", "b")).matches(n)).isEqualTo(expectIn);
     assertThat(NodeSelectorTerm.of(notIn("zone", "a", "b")).matches(n)).isEqualTo(expectNotIn);
@@ -98,7 +98,7 @@ class NodeSelectorTest {
       "null, false, false",
   })
   void gtAndLtCompareIntegersAndNeverMatchOtherValues(String cores, boolean expectGt, boolean expectLt) {
-    Node n = cores == null ? node("n") : node("n", "cores", cores);
+    NodeView n = cores == null ? node("n") : node("n", "cores", cores);
 
     assertThat(NodeSelectorTerm.of(gt("cores", 8)).matches(n)).isEqualTo(expectGt);
     assertThat(NodeSelectorTerm.of(lt("cores", 8)).matches(n)).isEqualTo(expectLt);

@@ -7,7 +7,7 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.NodeSelector;
 import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
@@ -47,7 +47,7 @@ class InMemoryAllocationStorePersistenceTest {
 
     store.reserve(ReservationRequest.ips(api, List.of(IpClaim.dynamic(IpFamily.IPV6)), true)).join();
     assertThat(store.drainChanged()).as("dry runs change nothing").isEmpty();
-    store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
     assertThat(store.drainChanged()).containsExactly(RangeKey.podCidrs("pods"));
   }
 
@@ -56,7 +56,7 @@ class InMemoryAllocationStorePersistenceTest {
     InMemoryAllocationStore one = store();
     one.addClusterCidr(ClusterCidr.ipv4("gpu", NodeSelector.requiringLabels(Map.of("gpu", "yes")), 8,
         "10.244.0.0/16"));
-    one.reservePodCidrs(new Node("g1", Map.of("gpu", "yes")), List.of(), false).join();
+    one.reservePodCidrs(new NodeView("g1", Map.of("gpu", "yes")), List.of(), false).join();
     assertThat(one.clusterCidrInUse("gpu")).isTrue();
 
     InMemoryAllocationStore two = store();
@@ -73,7 +73,7 @@ class InMemoryAllocationStorePersistenceTest {
     InMemoryAllocationStore one = store();
     one.reserve(new ReservationRequest(web, List.of(IpClaim.specific(IpAddress.parse("10.0.1.7")),
         IpClaim.dynamic(IpFamily.IPV6)), List.of(PortClaim.specific(30080)), false)).join();
-    one.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    one.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
 
     InMemoryAllocationStore two = store();
     two.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(one.export(RangeKey.serviceIps("wide", IpFamily.IPV4)),
@@ -91,7 +91,8 @@ class InMemoryAllocationStorePersistenceTest {
         .join().ips().get(0).alreadyHeld()).isTrue();
     assertThatThrownBy(() -> two.reserve(new ReservationRequest(api, List.of(), List.of(PortClaim.specific(30080)),
         false)).join()).hasMessageContaining("already allocated to Service default/web");
-    assertThatThrownBy(() -> two.reservePodCidrs(Node.named("n2"), List.of(Cidr.parse("10.244.0.0/24")), false).join())
+    assertThatThrownBy(() -> two.reservePodCidrs(NodeView.named("n2"), List.of(Cidr.parse("10.244.0.0/24")), false)
+        .join())
         .hasMessageContaining("already allocated to node n1");
   }
 
@@ -119,7 +120,7 @@ class InMemoryAllocationStorePersistenceTest {
     assertThat(store.releaseIp(address, web).join()).as("once").isFalse();
     assertThat(store.releaseNodePort(30001, null).join()).as("null: whoever holds it").isTrue();
     assertThat(store.drainChanged()).contains(RangeKey.serviceIps("wide", IpFamily.IPV4), RangeKey.nodePorts());
-    store.reservePodCidrs(Node.named("gone"), List.of(), false).join();
+    store.reservePodCidrs(NodeView.named("gone"), List.of(), false).join();
     assertThat(store.releasePodCidrs("gone").join()).isTrue();
     assertThat(store.releasePodCidrs("gone").join()).isFalse();
     assertThat(store.allocations()).isEmpty();
@@ -148,7 +149,7 @@ class InMemoryAllocationStorePersistenceTest {
         .hasMessageContaining("allocation state of Service range narrow (10.0.1.0/24) is not loaded yet");
     assertThatThrownBy(() -> store.reserve(ReservationRequest.ips(api, List.of(IpClaim.dynamic(IpFamily.IPV4)), true))
         .join()).as("dry runs answer as real requests").hasCauseInstanceOf(StoreUnavailableException.class);
-    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("n1"), List.of(), false).join())
+    assertThatThrownBy(() -> store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join())
         .hasMessageContaining("ClusterCIDR pods is not loaded yet");
     assertThatThrownBy(() -> store.releaseNodePort(30080, null).join()).hasMessageContaining("NodePort range");
     Reservation kept = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.kept(IpAddress.parse("10.0.1.7"))),

@@ -10,7 +10,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.port.PortRange;
 import java.util.ArrayList;
@@ -208,22 +208,22 @@ class InMemoryAllocationStoreTest {
   @Test
   void nodesGetPodCidrsAndPresetOnesAreRecordedOrRefused() {
     store.addClusterCidr(ClusterCidr.ipv4("default", null, 8, "10.244.0.0/16"));
-    PodCidrAllocation first = store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    PodCidrAllocation first = store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
     assertThat(first.podCidrs()).containsExactly(Cidr.parse("10.244.0.0/24"));
-    PodCidrAllocation preview = store.reservePodCidrs(Node.named("n2"), List.of(), true).join();
+    PodCidrAllocation preview = store.reservePodCidrs(NodeView.named("n2"), List.of(), true).join();
     assertThat(preview.podCidrs()).containsExactly(Cidr.parse("10.244.1.0/24"));
-    assertThat(store.reservePodCidrs(Node.named("n2"), List.of(), false).join().podCidrs())
+    assertThat(store.reservePodCidrs(NodeView.named("n2"), List.of(), false).join().podCidrs())
         .as("the dry run kept nothing").containsExactly(Cidr.parse("10.244.1.0/24"));
 
-    assertThat(store.reservePodCidrs(Node.named("old"), List.of(Cidr.parse("10.244.7.0/24")), true).join()
+    assertThat(store.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), true).join()
         .podCidrs()).containsExactly(Cidr.parse("10.244.7.0/24"));
     assertThat(store.podCidrUsage().get(0).ipv4().allocated()).as("dry-run preset kept nothing").isEqualTo(2);
-    store.reservePodCidrs(Node.named("old"), List.of(Cidr.parse("10.244.7.0/24")), false).join();
-    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("clash"), List.of(Cidr.parse("10.244.7.0/24")), false)
+    store.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), false).join();
+    assertThatThrownBy(() -> store.reservePodCidrs(NodeView.named("clash"), List.of(Cidr.parse("10.244.7.0/24")), false)
         .join())
         .hasCauseInstanceOf(PodCidrUnavailableException.class)
         .hasMessageContaining("is already allocated to node old");
-    assertThatThrownBy(() -> store.reservePodCidrs(Node.named("far"), List.of(Cidr.parse("192.168.0.0/24")), false)
+    assertThatThrownBy(() -> store.reservePodCidrs(NodeView.named("far"), List.of(Cidr.parse("192.168.0.0/24")), false)
         .join())
         .hasMessageContaining("fit no ClusterCIDR");
     assertThat(store.clusterCidrInUse("default")).isTrue();
@@ -236,12 +236,12 @@ class InMemoryAllocationStoreTest {
     // Pods in 10.96.0.0/19 in /20 blocks: the first block is exactly the Service range.
     cluster.addClusterCidr(ClusterCidr.ipv4("pods", null, 12, "10.96.0.0/19"));
     cluster.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
-    assertThat(cluster.reservePodCidrs(Node.named("n1"), List.of(), false).join().podCidrs())
+    assertThat(cluster.reservePodCidrs(NodeView.named("n1"), List.of(), false).join().podCidrs())
         .as("the first candidate is skipped: it is the Service range")
         .containsExactly(Cidr.parse("10.96.16.0/20"));
-    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join())
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join())
         .as("nothing is left but the Service range").hasCauseInstanceOf(PodCidrUnavailableException.class);
-    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n3"), List.of(Cidr.parse("10.96.0.0/20")), false)
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n3"), List.of(Cidr.parse("10.96.0.0/20")), false)
         .join()).as("nor may a node ask for it")
         .hasMessageContaining("overlaps the reserved range 10.96.0.0/20");
 
@@ -253,18 +253,18 @@ class InMemoryAllocationStoreTest {
     assertThat(cluster.restore(RangeKey.Kind.POD_CIDRS, null, List.of(withOld))).isEmpty();
     assertThat(cluster.allocations()).extracting(Allocation::value).contains("10.96.0.0/20", "10.96.16.0/20");
 
-    assertThat(cluster.recordPodCidrs(Node.named("old"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
+    assertThat(cluster.recordPodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
         .as("the reconciler recording what the node carries: unchanged").containsExactly(Cidr.parse("10.96.0.0/20"));
     cluster.releasePodCidrs("old").join();
-    assertThat(cluster.recordPodCidrs(Node.named("older"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
+    assertThat(cluster.recordPodCidrs(NodeView.named("older"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
         .as("a node the store never saw, carrying a block in the Service range").containsExactly(
             Cidr.parse("10.96.0.0/20"));
     cluster.releasePodCidrs("older").join();
-    assertThatThrownBy(() -> cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join())
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join())
         .as("freed by its node, the block is still the Service range's").hasCauseInstanceOf(
             PodCidrUnavailableException.class);
     cluster.removeServiceRange("kubernetes");
-    assertThat(cluster.reservePodCidrs(Node.named("n2"), List.of(), false).join().podCidrs())
+    assertThat(cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join().podCidrs())
         .as("the Service range is gone, so its block serves nodes again").containsExactly(Cidr.parse("10.96.0.0/20"));
   }
 

@@ -110,14 +110,14 @@ public final class NodePodCidrs {
   }
 
   /** The node as the pod CIDR engine sees it: name and labels (the engine's own Node type). */
-  public static io.subrange.allocator.podcidr.Node view(Node node, String name) {
+  public static io.subrange.allocator.podcidr.NodeView view(Node node, String name) {
     Map<String, String> labels = node.getMetadata() == null || node.getMetadata().getLabels() == null
         ? Map.of() : node.getMetadata().getLabels();
-    return new io.subrange.allocator.podcidr.Node(name, labels);
+    return new io.subrange.allocator.podcidr.NodeView(name, labels);
   }
 
   /** {@link #view(Node, String)} under the node's own name. */
-  public static io.subrange.allocator.podcidr.Node view(Node node) {
+  public static io.subrange.allocator.podcidr.NodeView view(Node node) {
     return view(node, node.getMetadata().getName());
   }
 }

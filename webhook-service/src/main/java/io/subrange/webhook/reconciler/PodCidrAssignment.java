@@ -72,7 +72,7 @@ final class PodCidrAssignment implements AutoCloseable {
     if (!needs(node) || !inFlight.add(name)) {
       return CompletableFuture.completedFuture(false);
     }
-    io.subrange.allocator.podcidr.Node view = NodePodCidrs.view(node, name);
+    io.subrange.allocator.podcidr.NodeView view = NodePodCidrs.view(node, name);
     return store.reservePodCidrs(view, List.of(), false)
         .thenApplyAsync(allocation -> write(view, NodePodCidrs.inOrder(allocation, primary)), writer)
         .handle((written, failure) -> {
@@ -91,7 +91,7 @@ final class PodCidrAssignment implements AutoCloseable {
         });
   }
 
-  private boolean write(io.subrange.allocator.podcidr.Node view, List<String> blocks) {
+  private boolean write(io.subrange.allocator.podcidr.NodeView view, List<String> blocks) {
     String name = view.name();
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
       Node current = client.nodes().withName(name).get();
@@ -129,7 +129,7 @@ final class PodCidrAssignment implements AutoCloseable {
    * for it instead of ours, and ours go back to the free blocks. Left as they were, the store
    * would hold blocks the node does not carry and let another node have the ones it does.
    */
-  private void keepTheirs(io.subrange.allocator.podcidr.Node view, List<String> ours, List<Cidr> carried) {
+  private void keepTheirs(io.subrange.allocator.podcidr.NodeView view, List<String> ours, List<Cidr> carried) {
     log.info("Node {} got pod CIDRs {} meanwhile; keeping them and freeing {}", view.name(), carried, ours);
     if (carried.stream().map(Cidr::toString).sorted().toList().equals(ours.stream().sorted().toList())) {
       return;

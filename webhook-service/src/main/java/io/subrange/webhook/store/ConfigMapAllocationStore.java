@@ -11,7 +11,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.store.Allocation;
 import io.subrange.allocator.store.AllocationException;
@@ -240,7 +240,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
-  public CompletableFuture<PodCidrAllocation> reservePodCidrs(Node node, List<Cidr> preset, boolean dryRun) {
+  public CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset, boolean dryRun) {
     if (dryRun) {
       return engine.reservePodCidrs(node, preset, true);
     }
@@ -249,7 +249,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
-  public CompletableFuture<PodCidrAllocation> recordPodCidrs(Node node, List<Cidr> podCidrs) {
+  public CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> podCidrs) {
     return submit("the pod CIDRs of node " + node.name(), holderKey(Holder.node(node.name())),
         e -> e.recordPodCidrs(node, podCidrs));
   }

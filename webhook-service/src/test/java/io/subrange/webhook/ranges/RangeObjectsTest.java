@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.api.model.NodeSelectorRequirementBuilder;
 import io.fabric8.kubernetes.api.model.NodeSelectorTermBuilder;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.NodeSelector;
 import io.subrange.allocator.podcidr.NodeSelectorRequirement;
 import io.subrange.allocator.podcidr.NodeSelectorTerm;
@@ -71,9 +71,9 @@ class RangeObjectsTest {
         NodeSelectorTerm.of(NodeSelectorRequirement.in("zone", "a", "b"), NodeSelectorRequirement.gt("cores", 8)),
         new NodeSelectorTerm(List.of(), List.of(NodeSelectorRequirement.notIn("metadata.name", "n1")))),
         8, Cidr.parse("10.244.0.0/16"), Cidr.parse("fd00:10:244::/104")));
-    assertThat(converted.nodeSelector().matches(new Node("n2", Map.of("zone", "b")))).isTrue();
-    assertThat(converted.nodeSelector().matches(new Node("n1", Map.of("zone", "b", "cores", "16")))).isTrue();
-    assertThat(converted.nodeSelector().matches(new Node("n1", Map.of("zone", "b", "cores", "4")))).isFalse();
+    assertThat(converted.nodeSelector().matches(new NodeView("n2", Map.of("zone", "b")))).isTrue();
+    assertThat(converted.nodeSelector().matches(new NodeView("n1", Map.of("zone", "b", "cores", "16")))).isTrue();
+    assertThat(converted.nodeSelector().matches(new NodeView("n1", Map.of("zone", "b", "cores", "4")))).isFalse();
   }
 
   @Test

@@ -16,7 +16,7 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
@@ -368,7 +368,7 @@ class ConfigMapAllocationStoreIT {
     initialize(store);
     Reservation dual = store.reserve(new ReservationRequest(Holder.service("default", "dual", ""),
         List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)), List.of(), false)).join();
-    String blocks = store.reservePodCidrs(Node.named("n1"), List.of(), false).join().podCidrs().toString();
+    String blocks = store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join().podCidrs().toString();
 
     ConfigMapAllocationStore other = replica("10.96.0.0/20");
     other.addServiceRange("kubernetes", Cidr.parse("fd00:96::/64"));

@@ -9,7 +9,7 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
@@ -110,7 +110,7 @@ class RangeConfigMapsTest {
     }
     store.reserve(ReservationRequest.ips(Holder.service("kube-system", "dns", ""),
         List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false)).join();
-    store.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
 
     for (RangeKey key : List.of(V4, V6, RangeKey.nodePorts(), RangeKey.podCidrs("pods"))) {
       RangeState state = store.export(key);

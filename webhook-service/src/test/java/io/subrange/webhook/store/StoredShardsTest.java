@@ -12,7 +12,7 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.Node;
+import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
@@ -307,7 +307,7 @@ class StoredShardsTest {
     writer.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     reader.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     loadEverything();
-    writer.reservePodCidrs(Node.named("n1"), List.of(), false).join();
+    writer.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
     List<ConfigMap> changed = store(writer, PODS);
     assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(RangeConfigMaps.name(PODS, 0));
     ConfigMap shard = changed.get(0);

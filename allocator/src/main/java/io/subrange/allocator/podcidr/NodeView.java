@@ -3,17 +3,17 @@ package io.subrange.allocator.podcidr;
 import java.util.Map;
 
 /** What pod CIDR selection sees of a Kubernetes Node: its name and labels. */
-public record Node(String name, Map<String, String> labels) {
+public record NodeView(String name, Map<String, String> labels) {
 
-  public Node {
+  public NodeView {
     if (name == null || name.isEmpty()) {
       throw new IllegalArgumentException("a node needs a name");
     }
     labels = labels == null ? Map.of() : Map.copyOf(labels);
   }
 
-  public static Node named(String name) {
-    return new Node(name, Map.of());
+  public static NodeView named(String name) {
+    return new NodeView(name, Map.of());
   }
 
   /** The label's value, or null when the node does not carry it. */

@@ -1,6 +1,7 @@
 package io.subrange.webhook.kubernetes;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -16,6 +17,6 @@ class KubernetesClientConfiguration {
 
   @Bean(destroyMethod = "close")
   KubernetesClient kubernetesClient() {
-    return KubernetesClients.fromEnvironment();
+    return new KubernetesClientBuilder().build();
   }
 }

@@ -106,6 +106,10 @@ class InstalledSubrangeIT {
     });
     assertThat(pods("subrange-reconciler")).singleElement()
         .satisfies(pod -> assertThat(pod.getSpec().getHostNetwork()).isTrue());
+    // Serving TLS through BoringSSL, as built into the image: the native library unpacks into the
+    // pod's /tmp (the root filesystem is read-only).
+    assertThat(webhookPods).allSatisfy(pod -> assertThat(client.pods().inNamespace(SYSTEM)
+        .withName(pod.getMetadata().getName()).getLog()).contains("TLS engine: BoringSSL through netty-tcnative"));
   }
 
   /**

@@ -57,6 +57,7 @@ public class AdmissionEndpoint {
     this.validating = validating;
     this.metrics = metrics;
     this.maxBodyBytes = (int) maxBodySize.toBytes();
+    metrics.watchInFlight(() -> maxInFlight - inFlight.availablePermits(), maxInFlight);
   }
 
   @PostMapping(path = "/mutate")

@@ -1,19 +1,22 @@
 package io.subrange.webhook.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.springframework.stereotype.Component;
 
 /**
  * {@code subrange_admission_requests_total{webhook,kind,operation,result}} and
  * {@code subrange_admission_duration_seconds{webhook,kind,operation,result}}, where webhook is
- * mutate or validate and result is allowed, patched, denied, invalid (HTTP 400), error, or
- * abandoned (the caller, usually the API server at the webhook's timeout, went away before the
- * answer).
+ * mutate or validate and result is allowed, patched, denied, invalid (HTTP 400), error,
+ * throttled (HTTP 429, past the in-flight cap) or abandoned (the caller, usually the API server at
+ * the webhook's timeout, went away before the answer); {@code subrange_admission_in_flight} and
+ * {@code subrange_admission_max_in_flight}, the admissions being worked on and the cap on them.
  */
 @Component
 public class AdmissionMetrics {
@@ -46,6 +49,14 @@ public class AdmissionMetrics {
     }
     m.requests().increment();
     m.duration().record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Publishes how many admissions are being worked on, and the cap past which requests are turned away. */
+  public void watchInFlight(IntSupplier inFlight, int max) {
+    Gauge.builder("subrange.admission.in.flight", inFlight, IntSupplier::getAsInt).strongReference(true)
+        .description("Admission requests being worked on (read, allocated, written)").register(registry);
+    Gauge.builder("subrange.admission.max.in.flight", () -> max)
+        .description("subrange.admission.max-in-flight: past it, requests are answered 429").register(registry);
   }
 
   private Meters register(Labels l) {

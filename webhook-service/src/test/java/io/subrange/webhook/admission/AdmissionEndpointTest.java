@@ -185,6 +185,8 @@ class AdmissionEndpointTest {
         .contains("subrange_clusterip_allocator_allocation_duration_seconds_bucket{")
         .contains("subrange_admission_requests_total{")
         .contains("subrange_admission_duration_seconds_bucket{")
+        .containsPattern("(?m)^subrange_admission_in_flight(\\{[^}]*\\})? 0\\.0$")
+        .containsPattern("(?m)^subrange_admission_max_in_flight(\\{[^}]*\\})? \\d+\\.0$")
         // Spring's per-request observation is off: subrange's own histogram times admissions.
         .doesNotContain("http_server_requests");
     admit(review("CREATE", service("metrics", "m2", "ClusterIP", null), false));

@@ -1085,7 +1085,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private void hold(IpAddress address, Held held) {
-    addressHolders.get(address.family()).put(address, held);
+    // As for ports: a holder on record before (a stray line of a restored state) stops holding it.
+    forgetHolder(address, addressHolders.get(address.family()).put(address, held));
     if (held.holder().isNamed()) {
       addressesByHolder.get(address.family()).put(key(held.holder()), address);
     }

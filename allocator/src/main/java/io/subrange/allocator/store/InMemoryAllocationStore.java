@@ -83,8 +83,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   /** Which offsets of the changed Service and NodePort ranges changed (see {@link #drainChangedOffsets}). */
   private final Map<RangeKey, Set<Long>> changedOffsets = new LinkedHashMap<>();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
-  private final Set<RangeKey> unknown = new LinkedHashSet<>();
-  private boolean loadedStateRequired;
+  private final UnknownRanges unknown;
 
   /**
    * Who holds a value, since when (epoch seconds; re-arming moves it, and the reconciler's grace
@@ -117,6 +116,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     this.random = random;
     this.clock = clock;
     this.nodePorts = new PortAllocator(nodePortRange, random);
+    this.unknown = new UnknownRanges(pools, nodePortRange);
   }
 
   /** A store serving the given named Service ranges and the default NodePort range. */
@@ -133,8 +133,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
     ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random));
     boolean added = !pool.ranges().containsKey(name);
     pool.add(name, cidr);
-    if (added && loadedStateRequired) {
-      unknown.add(RangeKey.serviceIps(name, cidr.family()));
+    if (added) {
+      unknown.added(RangeKey.serviceIps(name, cidr.family()));
     }
     // A Service range that overlaps a pod range (10.0.0.0/8 for pods, 10.96.0.0/12 for
     // Services) must never be handed to a node, as upstream's node IPAM occupies it.
@@ -161,7 +161,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     poolsOf(name).forEach(p -> {
       Cidr cidr = p.ranges().get(name);
       p.remove(name);
-      unknown.remove(RangeKey.serviceIps(name, p.family()));
+      unknown.removed(RangeKey.serviceIps(name, p.family()));
       if (!p.ranges().containsValue(cidr)) {
         podCidrs.unreserve(cidr);  // blocks nodes hold there, and other reserved ranges, stay occupied
       }
@@ -189,8 +189,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
     boolean added = podCidrs.clusterCidr(clusterCidr.name()).isEmpty();
     podCidrs.add(clusterCidr);
-    if (added && loadedStateRequired) {
-      unknown.add(RangeKey.podCidrs(clusterCidr.name()));
+    if (added) {
+      unknown.added(RangeKey.podCidrs(clusterCidr.name()));
     }
   }
 
@@ -212,7 +212,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized void removeClusterCidr(String name) {
     podCidrs.remove(name);
-    unknown.remove(RangeKey.podCidrs(name));
+    unknown.removed(RangeKey.podCidrs(name));
   }
 
   // ---- Services ---------------------------------------------------------------------------
@@ -260,7 +260,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
-    requireKnown(claim.family());
+    unknown.requireKnown(claim.family());
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
       return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
@@ -316,7 +316,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken,
       Set<Integer> notReusable) {
-    requireKnown(RangeKey.nodePorts());
+    unknown.requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
       for (int held : portsByHolder.getOrDefault(key(holder), Set.of())) {
@@ -438,7 +438,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private CompletableFuture<PodCidrAllocation> podCidrsFor(NodeView node, boolean dryRun,
       Function<Boolean, PodCidrAllocation> action) {
     try {
-      requireKnownPodCidrs();
+      unknown.requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
       PodCidrAllocation allocation = action.apply(heldBefore);
       if (!dryRun && !heldBefore) {
@@ -466,8 +466,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder, long heldSince) {
-    if (isUnknown(address.family())) {
-      return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+    if (unknown.isUnknown(address.family())) {
+      return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
     }
     ServiceIpPool pool = pools.get(address.family());
     if (pool == null || !pool.isAllocated(address)) {
@@ -492,7 +492,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   private CompletableFuture<Boolean> releaseNodePort(int port, Holder holder, long heldSince) {
     if (unknown.contains(RangeKey.nodePorts())) {
-      return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+      return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
     }
     if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
       return CompletableFuture.completedFuture(false);
@@ -522,7 +522,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
     try {
-      requireKnownPodCidrs();
+      unknown.requireKnownPodCidrs();
     } catch (StoreUnavailableException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -541,8 +541,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
     switch (kind) {
       case SERVICE_IPS -> {
         IpAddress address = IpAddress.parse(value);
-        if (isUnknown(address.family())) {
-          return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+        if (unknown.isUnknown(address.family())) {
+          return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
         }
         ServiceIpPool pool = pools.get(address.family());
         Held held = holderOfAddress(address);
@@ -555,7 +555,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       }
       case NODE_PORTS -> {
         if (unknown.contains(RangeKey.nodePorts())) {
-          return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+          return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
         }
         int port = Integer.parseInt(value);
         Held held = portHolders.get(port);
@@ -583,52 +583,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * not refused.
    */
   public synchronized void requireLoadedState() {
-    loadedStateRequired = true;
-    unknown.addAll(rangeKeys());
+    unknown.requireLoadedState(rangeKeys());
   }
 
   /** The ranges whose state is not loaded (see {@link #requireLoadedState}). */
   public synchronized Set<RangeKey> unknownRanges() {
-    return new LinkedHashSet<>(unknown);
-  }
-
-  private void requireKnown(IpFamily family) {
-    if (isUnknown(family)) {
-      throw notLoaded(firstUnknown(family));
-    }
-  }
-
-  private void requireKnown(RangeKey key) {
-    if (unknown.contains(key)) {
-      throw notLoaded(key);
-    }
-  }
-
-  private void requireKnownPodCidrs() {
-    for (RangeKey key : unknown) {
-      if (key.kind() == RangeKey.Kind.POD_CIDRS) {
-        throw notLoaded(key);
-      }
-    }
-  }
-
-  private boolean isUnknown(IpFamily family) {
-    return firstUnknown(family) != null;
-  }
-
-  private RangeKey firstUnknown(IpFamily family) {
-    return unknown.stream().filter(k -> k.kind() == RangeKey.Kind.SERVICE_IPS && k.family() == family)
-        .findFirst().orElse(null);
-  }
-
-  private StoreUnavailableException notLoaded(RangeKey key) {
-    String what = switch (key.kind()) {
-      case SERVICE_IPS -> "Service range " + key.name() + " (" + pools.get(key.family()).ranges().get(key.name()) + ")";
-      case NODE_PORTS -> "the NodePort range " + nodePorts.range();
-      case POD_CIDRS -> "ClusterCIDR " + key.name();
-    };
-    return new StoreUnavailableException("the allocation state of " + what + " is not loaded yet (subrange's"
-        + " reconciler rebuilds it from the cluster when it is missing), so nothing was allocated; retry shortly");
+    return unknown.copy();
   }
 
   @Override
@@ -865,16 +825,14 @@ public final class InMemoryAllocationStore implements AllocationStore {
     Map<RangeKey, String> rejected = new LinkedHashMap<>();
     List<RangeKey> keys = rangeKeys().stream().filter(k -> k.kind() == kind && Objects.equals(k.family(), family))
         .toList();
-    if (loadedStateRequired) {
-      unknown.addAll(keys);
-    }
+    unknown.reloading(keys);
     switch (kind) {
       case SERVICE_IPS -> restoreServiceIps(family, states, rejected);
       case NODE_PORTS -> restoreNodePorts(states, rejected);
       case POD_CIDRS -> restorePodCidrs(states, rejected);
     }
     states.stream().map(RangeState::key).filter(k -> keys.contains(k) && !rejected.containsKey(k))
-        .forEach(unknown::remove);
+        .forEach(unknown::loaded);
     return rejected;
   }
 

@@ -26,14 +26,12 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
@@ -48,18 +46,24 @@ import java.util.stream.Collectors;
  * <p>It is also the engine of the persisting store, which decorates it: every change marks the
  * ranges it touched ({@link #drainChanged}), a range's state can be exported to be written
  * ({@link #export}) and loaded again after another replica changed it ({@link #restore}).
+ *
+ * <p>This class is the public face and the lock; the parts it is made of are package-private
+ * and run only under that lock: a {@link HolderLedger} per IP family and one for NodePorts (who
+ * holds what, one path for both kinds), {@link ChangedRanges} (what to write next) and
+ * {@link UnknownRanges} (which ranges may not serve until loaded).
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
   /** The name {@link #describeRanges} gives the NodePort range. */
   public static final String NODE_PORTS_NAME = "nodeports";
-  /** See {@link #needsRearm}. */
+  /** See {@link HolderLedger#needsRearm}. */
   static final long REARM_AFTER_SECONDS = 2;
   /**
    * How long a create that never lands may keep its values by being retried (see
-   * {@link #needsRearm}): after this, retries stop re-arming the hold, and the reconciler frees
-   * the values one grace period after the last re-arm. Bounds what one Service name retried
-   * forever (a create a quota or a later webhook keeps refusing) can hold out of the ranges.
+   * {@link HolderLedger#needsRearm}): after this, retries stop re-arming the hold, and the
+   * reconciler frees the values one grace period after the last re-arm. Bounds what one Service
+   * name retried forever (a create a quota or a later webhook keeps refusing) can hold out of the
+   * ranges.
    */
   public static final long MAX_REARMED_HOLD_SECONDS = 600;
 
@@ -70,39 +74,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
   /**
    * Who holds each address, and each object's address, by family: a reload of one family's
-   * stored state (after every write another replica makes) clears its maps at once.
+   * stored state (after every write another replica makes) clears its ledger at once.
    */
-  private final Map<IpFamily, Map<IpAddress, Held>> addressHolders = new EnumMap<>(Map.of(
-      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
-  private final Map<IpFamily, Map<ObjectKey, IpAddress>> addressesByHolder = new EnumMap<>(Map.of(
-      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
-  private final Map<Integer, Held> portHolders = new HashMap<>();
-  private final Map<ObjectKey, Set<Integer>> portsByHolder = new HashMap<>();
+  private final Map<IpFamily, HolderLedger<IpAddress>> addressHolders = new EnumMap<>(IpFamily.class);
+  /** Who holds each NodePort, and each object's NodePorts. */
+  private final HolderLedger<Integer> portHolders;
   private final Map<String, Long> nodesSince = new HashMap<>();
-  private final Set<RangeKey> changed = new LinkedHashSet<>();
-  /** Which offsets of the changed Service and NodePort ranges changed (see {@link #drainChangedOffsets}). */
-  private final Map<RangeKey, Set<Long>> changedOffsets = new LinkedHashMap<>();
+  private final ChangedRanges changed = new ChangedRanges();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
   private final UnknownRanges unknown;
-
-  /**
-   * Who holds a value, since when (epoch seconds; re-arming moves it, and the reconciler's grace
-   * counts from it), and since when that holder has held it at all (never moved).
-   */
-  private record Held(Holder holder, long since, long first) {
-
-    static Held from(Holder holder, long now) {
-      return new Held(holder, now, now);
-    }
-
-    Held rearmed(long now) {
-      return new Held(holder, now, first);
-    }
-
-    Held heldBy(Holder owner) {
-      return new Held(owner, since, first);
-    }
-  }
 
   /**
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
@@ -116,6 +96,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
     this.random = random;
     this.clock = clock;
     this.nodePorts = new PortAllocator(nodePortRange, random);
+    for (IpFamily family : IpFamily.values()) {
+      addressHolders.put(family, HolderLedger.onePerObject(new AddressSpace(family), clock));
+    }
+    this.portHolders = HolderLedger.sortedPerObject(new NodePortSpace(), clock);
     this.unknown = new UnknownRanges(pools, nodePortRange);
   }
 
@@ -253,8 +237,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
       }
       return CompletableFuture.completedFuture(new Reservation(ips, ports));
     } catch (AllocationException e) {
-      takenIps.forEach(this::freeIp);
-      takenPorts.forEach(this::freePort);
+      takenIps.forEach(address -> addressHolders.get(address.family()).free(address));
+      takenPorts.forEach(portHolders::free);
       return CompletableFuture.failedFuture(e);
     }
   }
@@ -268,11 +252,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
     }
-    IpAddress held = holder.isNamed() ? addressesByHolder.get(claim.family()).get(key(holder)) : null;
-    if (held != null && holderOfAddress(held).holder().isSameObject(holder)) {
+    HolderLedger<IpAddress> holders = addressHolders.get(claim.family());
+    IpAddress held = holders.heldBy(holder, Set.of());
+    if (held != null) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
-        rearm(held, holder, dryRun);
+        holders.rearm(held, holder, dryRun);
         return new IpAssignment(held, home, Scope.DYNAMIC, true);
       }
     }
@@ -281,7 +266,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new RangeFullException(claim.family() + " address", pool.describeLive());
     }
     if (!dryRun) {
-      holdIp(allocated.address(), holder);
+      holders.hold(allocated.address(), holder);
       taken.add(allocated.address());
     }
     return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
@@ -298,17 +283,18 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NotInRangeException(address.toString(), why);
     }
     Cidr home = pool.homeOf(address);
+    HolderLedger<IpAddress> holders = addressHolders.get(address.family());
     if (pool.isAllocated(address)) {
-      Held current = holderOfAddress(address);
+      Held current = holders.held(address);
       if (current != null && current.holder().isSameObject(holder)) {
-        rearm(address, holder, dryRun);
+        holders.rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
     }
     if (!dryRun) {
       pool.allocate(address);
-      holdIp(address, holder);
+      holders.hold(address, holder);
       taken.add(address);
     }
     return new IpAssignment(address, home, Scope.STATIC, false);
@@ -319,18 +305,17 @@ public final class InMemoryAllocationStore implements AllocationStore {
     unknown.requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
-      for (int held : portsByHolder.getOrDefault(key(holder), Set.of())) {
-        if (!notReusable.contains(held) && portHolders.get(held).holder().isSameObject(holder)) {
-          rearm(held, holder, dryRun);
-          return new PortAssignment(held, range, Scope.DYNAMIC, true);
-        }
+      Integer held = portHolders.heldBy(holder, notReusable);
+      if (held != null) {
+        portHolders.rearm(held, holder, dryRun);
+        return new PortAssignment(held, range, Scope.DYNAMIC, true);
       }
       int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
       if (port < 0) {
         throw new RangeFullException("NodePort", range);
       }
       if (!dryRun) {
-        holdPort(port, holder);
+        portHolders.hold(port, holder);
         taken.add(port);
       }
       return new PortAssignment(port, range, Scope.DYNAMIC, false);
@@ -340,49 +325,19 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NotInRangeException(String.valueOf(port), "port " + port + " is not in the NodePort range " + range);
     }
     if (nodePorts.isAllocated(port)) {
-      Held current = portHolders.get(port);
+      Held current = portHolders.held(port);
       if (current != null && current.holder().isSameObject(holder)) {
-        rearm(port, holder, dryRun);
+        portHolders.rearm(port, holder, dryRun);
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
     }
     if (!dryRun) {
       nodePorts.allocate(port);
-      holdPort(port, holder);
+      portHolders.hold(port, holder);
       taken.add(port);
     }
     return new PortAssignment(port, range, Scope.STATIC, false);
-  }
-
-  /**
-   * A CREATE (no uid yet) that gets back what its object already holds is an admission retried
-   * after an attempt whose object was never created: its values have been held with no owner
-   * since then, and the reconciler frees such values after its grace period. Holding them anew
-   * from now keeps them from being freed under the object about to be created. Not done within
-   * {@value #REARM_AFTER_SECONDS} s of taking them, so the validating webhook's check after the
-   * mutating one changes nothing.
-   */
-  private boolean needsRearm(Held held, Holder asking) {
-    long now = now();
-    return held != null && asking.uid().isEmpty() && now - held.since() >= REARM_AFTER_SECONDS
-        && now - held.first() < MAX_REARMED_HOLD_SECONDS;
-  }
-
-  private void rearm(IpAddress address, Holder asking, boolean dryRun) {
-    Held held = holderOfAddress(address);
-    if (!dryRun && needsRearm(held, asking)) {
-      hold(address, held.rearmed(now()));
-      markChanged(address);
-    }
-  }
-
-  private void rearm(int port, Holder asking, boolean dryRun) {
-    Held held = portHolders.get(port);
-    if (!dryRun && needsRearm(held, asking)) {
-      recordPort(port, held.rearmed(now()));
-      markChanged(port);
-    }
   }
 
   /**
@@ -399,14 +354,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Reservation reservation = preview.join();
     for (IpAssignment ip : reservation.ips()) {
-      if (ip.unrecorded() == null && (!ip.alreadyHeld() || needsRearm(holderOfAddress(ip.address()),
-          request.holder()))) {
+      if (ip.unrecorded() == null && (!ip.alreadyHeld()
+          || addressHolders.get(ip.address().family()).needsRearm(ip.address(), request.holder()))) {
         return null;
       }
     }
     for (PortAssignment port : reservation.ports()) {
-      if (port.unrecorded() == null && (!port.alreadyHeld() || needsRearm(portHolders.get(port.port()),
-          request.holder()))) {
+      if (port.unrecorded() == null && (!port.alreadyHeld() || portHolders.needsRearm(port.port(), request.holder()))) {
         return null;
       }
     }
@@ -443,7 +397,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       PodCidrAllocation allocation = action.apply(heldBefore);
       if (!dryRun && !heldBefore) {
         nodesSince.put(node.name(), now());
-        changed.add(RangeKey.podCidrs(allocation.clusterCidr()));
+        changed.mark(RangeKey.podCidrs(allocation.clusterCidr()));
       }
       return CompletableFuture.completedFuture(allocation);
     } catch (PodCidrAllocationException e) {
@@ -457,7 +411,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
-    return releaseIp(address, holder, ANY_TIME);
+    return releaseIp(address, holder, HolderLedger.ANY_TIME);
   }
 
   @Override
@@ -469,20 +423,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (unknown.isUnknown(address.family())) {
       return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
     }
-    ServiceIpPool pool = pools.get(address.family());
-    if (pool == null || !pool.isAllocated(address)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (!stillHeldAsSeen(holderOfAddress(address), holder, heldSince)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    freeIp(address);
-    return CompletableFuture.completedFuture(true);
+    return CompletableFuture.completedFuture(addressHolders.get(address.family()).release(address, holder, heldSince));
   }
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
-    return releaseNodePort(port, holder, ANY_TIME);
+    return releaseNodePort(port, holder, HolderLedger.ANY_TIME);
   }
 
   @Override
@@ -494,29 +440,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (unknown.contains(RangeKey.nodePorts())) {
       return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
     }
-    if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (!stillHeldAsSeen(portHolders.get(port), holder, heldSince)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    freePort(port);
-    return CompletableFuture.completedFuture(true);
-  }
-
-  /** For releases: any time the value was taken. */
-  private static final long ANY_TIME = Long.MIN_VALUE;
-
-  /**
-   * Whether a release may free a value {@code current} holds: only from {@code holder} (the same
-   * object) when one is given, and, for a leak, only while the hold is the one the reconciler
-   * judged: a create retried meanwhile re-armed it (a later since) and keeps it.
-   */
-  private static boolean stillHeldAsSeen(Held current, Holder holder, long heldSince) {
-    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
-      return false;
-    }
-    return heldSince == ANY_TIME || current == null || current.since() == heldSince;
+    return CompletableFuture.completedFuture(portHolders.release(port, holder, heldSince));
   }
 
   @Override
@@ -532,45 +456,29 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     podCidrs.release(nodeName);
     nodesSince.remove(nodeName);
-    changed.add(RangeKey.podCidrs(held.get().clusterCidr()));
+    changed.mark(RangeKey.podCidrs(held.get().clusterCidr()));
     return CompletableFuture.completedFuture(true);
   }
 
   @Override
   public synchronized CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
-    switch (kind) {
+    return switch (kind) {
       case SERVICE_IPS -> {
         IpAddress address = IpAddress.parse(value);
         if (unknown.isUnknown(address.family())) {
-          return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
+          yield CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
         }
-        ServiceIpPool pool = pools.get(address.family());
-        Held held = holderOfAddress(address);
-        if (pool == null || !pool.isAllocated(address) || !Objects.equals(held == null ? null : held.holder(), recorded)) {
-          return CompletableFuture.completedFuture(false);
-        }
-        forgetHolder(address, held);
-        hold(address, held == null ? Held.from(owner, now()) : held.heldBy(owner));
-        markChanged(address);
+        yield CompletableFuture.completedFuture(addressHolders.get(address.family()).adopt(address, recorded, owner));
       }
       case NODE_PORTS -> {
         if (unknown.contains(RangeKey.nodePorts())) {
-          return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
+          yield CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
         }
-        int port = Integer.parseInt(value);
-        Held held = portHolders.get(port);
-        if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)
-            || !Objects.equals(held == null ? null : held.holder(), recorded)) {
-          return CompletableFuture.completedFuture(false);
-        }
-        recordPort(port, held == null ? Held.from(owner, now()) : held.heldBy(owner));
-        markChanged(port);
+        Integer port = Integer.parseInt(value);
+        yield CompletableFuture.completedFuture(portHolders.adopt(port, recorded, owner));
       }
-      case POD_CIDRS -> {
-        return CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
-      }
-    }
-    return CompletableFuture.completedFuture(true);
+      case POD_CIDRS -> CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
+    };
   }
 
   // ---- loaded state -----------------------------------------------------------------------
@@ -597,21 +505,21 @@ public final class InMemoryAllocationStore implements AllocationStore {
     for (ServiceIpPool pool : pools.values()) {
       for (String name : pool.ranges().keySet()) {
         pool.forEachTaken(name, address -> {
-          Held held = holderOfAddress(address);
+          Held held = addressHolders.get(address.family()).held(address);
           all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
               held == null ? 0 : held.since()));
         });
       }
     }
     nodePorts.forEachTaken(port -> {
-      Held held = portHolders.get(port);
+      Held held = portHolders.held(port);
       all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
           held == null ? 0 : held.since()));
     });
     for (String name : clusterCidrNames()) {
       for (String node : podCidrs.nodesUsing(name)) {
-        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocksText(podCidrs.allocationOf(node).orElseThrow()),
-            Holder.node(node), nodesSince.getOrDefault(node, 0L)));
+        String blocks = blocksText(podCidrs.allocationOf(node).orElseThrow());
+        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocks, Holder.node(node), nodesSince.getOrDefault(node, 0L)));
       }
     }
     return all.stream().distinct().toList();
@@ -621,10 +529,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /** The ranges changed since the last call (and forgets them, and their changed offsets). */
   public synchronized Set<RangeKey> drainChanged() {
-    Set<RangeKey> drained = new LinkedHashSet<>(changed);
-    changed.clear();
-    changedOffsets.clear();
-    return drained;
+    return changed.drain();
   }
 
   /**
@@ -632,9 +537,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * by range; call before {@link #drainChanged}. A commit writes the stored shards holding them.
    */
   public synchronized Map<RangeKey, Set<Long>> drainChangedOffsets() {
-    Map<RangeKey, Set<Long>> drained = new LinkedHashMap<>(changedOffsets);
-    changedOffsets.clear();
-    return drained;
+    return changed.drainOffsets();
   }
 
   /**
@@ -648,14 +551,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
       case SERVICE_IPS -> {
         ServiceIpPool pool = pools.get(key.family());
         ServiceIpRange range = pool.range(key.name());
+        HolderLedger<IpAddress> holders = addressHolders.get(key.family());
         pool.forEachTakenIn(key.name(), from, to, address -> {
           taken.set((int) (range.offsetOf(address) - from));
-          entries.add(entry(address.toString(), holderOfAddress(address)));
+          entries.add(entry(address.toString(), holders.held(address)));
         });
       }
       case NODE_PORTS -> nodePorts.forEachTakenIn(from, to, port -> {
         taken.set((int) (port - nodePorts.range().first() - from));
-        entries.add(entry(String.valueOf(port), portHolders.get(port)));
+        entries.add(entry(String.valueOf(port), portHolders.held(port)));
       });
       case POD_CIDRS -> throw new IllegalArgumentException("pod CIDR states are stored whole");
     }
@@ -692,23 +596,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
           long offset = address == null ? ServiceIpRange.NOT_ASSIGNABLE : serviceRange.offsetOf(address);
           if (entry.holder() != null && offset != ServiceIpRange.NOT_ASSIGNABLE && window.covers(offset)
               && taken.get((int) (offset - window.from()))) {
-            incoming.put(address, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+            incoming.put(address, asHeld(entry));
           }
         }
-        // Only what changed is touched: most of a shard is the same as before another replica's write.
-        Map<IpAddress, Held> holders = addressHolders.get(key.family());
         List<IpAddress> before = new ArrayList<>();
         pool.forEachTakenIn(key.name(), window.from(), window.to(), before::add);
-        for (IpAddress address : before) {
-          Held was = holders.get(address);
-          if (was != null && was.equals(incoming.get(address))) {
-            incoming.remove(address);
-          } else {
-            forgetHolder(address, holders.remove(address));
-          }
-        }
+        addressHolders.get(key.family()).replaceWindow(before, incoming);
         pool.replaceIn(key.name(), window.from(), window.to(), taken);
-        incoming.forEach(this::hold);
       }
       case NODE_PORTS -> {
         if (!nodePorts.range().toString().equals(range)) {
@@ -720,21 +614,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
           int port = portOrMinusOne(entry.value());
           long offset = nodePorts.range().contains(port) ? port - nodePorts.range().first() : -1;
           if (entry.holder() != null && window.covers(offset) && taken.get((int) (offset - window.from()))) {
-            incoming.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+            incoming.put(port, asHeld(entry));
           }
         }
         List<Integer> before = new ArrayList<>();
         nodePorts.forEachTakenIn(window.from(), window.to(), before::add);
-        for (int port : before) {
-          Held was = portHolders.get(port);
-          if (was != null && was.equals(incoming.get(port))) {
-            incoming.remove(port);
-          } else {
-            forgetPort(port);
-          }
-        }
+        portHolders.replaceWindow(before, incoming);
         nodePorts.replaceIn(window.from(), window.to(), taken);
-        incoming.forEach(this::recordPort);
       }
       case POD_CIDRS -> {
         return false;
@@ -781,6 +667,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       case SERVICE_IPS -> {
         ServiceIpPool pool = pools.get(key.family());
         ServiceIpRange range = pool.range(key.name());
+        HolderLedger<IpAddress> holders = addressHolders.get(key.family());
         List<IpAddress> taken = new ArrayList<>();
         pool.forEachTaken(key.name(), taken::add);
         boolean bitmap = BandedAllocators.isBitmap(range.size());
@@ -788,13 +675,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
           Collections.sort(taken);  // a bitmap lists them in order already
         }
         List<RangeState.Entry> entries = new ArrayList<>(taken.size());
-        taken.forEach(address -> entries.add(entry(address.toString(), holderOfAddress(address))));
+        taken.forEach(address -> entries.add(entry(address.toString(), holders.held(address))));
         yield new RangeState(key, range.cidr().toString(), bitmap ? RangeState.RANGE_ALLOCATION : RangeState.SPARSE,
             range.staticBandSize(), pool.snapshot(key.name()), entries);
       }
       case NODE_PORTS -> {
         List<RangeState.Entry> entries = new ArrayList<>();
-        nodePorts.forEachTaken(port -> entries.add(entry(String.valueOf(port), portHolders.get(port))));
+        nodePorts.forEachTaken(port -> entries.add(entry(String.valueOf(port), portHolders.held(port))));
         yield new RangeState(key, nodePorts.range().toString(), RangeState.RANGE_ALLOCATION,
             nodePorts.range().staticBandSize(), nodePorts.snapshot(), entries);
       }
@@ -841,9 +728,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null) {
       return;
     }
+    HolderLedger<IpAddress> holders = addressHolders.get(family);
     pool.clear();
-    addressHolders.get(family).clear();
-    addressesByHolder.get(family).clear();
+    holders.clear();
     for (RangeState state : states) {
       String name = state.key().name();
       if (!pool.ranges().containsKey(name)) {
@@ -862,12 +749,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
             continue;
           }
           if (entry.holder() != null) {
-            held.add(Map.entry(address, new Held(entry.holder(), entry.sinceEpochSeconds(),
-                entry.firstEpochSeconds())));
+            held.add(Map.entry(address, asHeld(entry)));
           }
         }
         pool.restore(name, state.allocation());
-        held.forEach(h -> hold(h.getKey(), h.getValue()));
+        held.forEach(h -> holders.record(h.getKey(), h.getValue()));
       } catch (IllegalArgumentException e) {
         rejected.put(state.key(), e.getMessage());
       }
@@ -877,7 +763,6 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private void restoreNodePorts(List<RangeState> states, Map<RangeKey, String> rejected) {
     nodePorts.restore(new byte[0]);
     portHolders.clear();
-    portsByHolder.clear();
     for (RangeState state : states) {
       try {
         if (!nodePorts.range().toString().equals(state.range())) {
@@ -890,11 +775,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
             continue;  // as for addresses: left out, not fatal
           }
           if (entry.holder() != null) {
-            held.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
+            held.put(port, asHeld(entry));
           }
         }
         nodePorts.restore(state.allocation());
-        held.forEach(this::recordPort);
+        held.forEach(portHolders::record);
       } catch (IllegalArgumentException e) {
         rejected.put(state.key(), e.getMessage());
       }
@@ -960,6 +845,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
         : new RangeState.Entry(value, held.holder(), held.since(), held.first());
   }
 
+  private static Held asHeld(RangeState.Entry entry) {
+    return new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds());
+  }
+
   private static String blocksText(PodCidrAllocation allocation) {
     return allocation.podCidrs().stream().map(Cidr::toString).collect(Collectors.joining(","));
   }
@@ -968,18 +857,26 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(holderOfAddress(address)).map(Held::holder);
+    return Optional.ofNullable(addressHolders.get(address.family()).held(address)).map(Held::holder);
   }
 
   @Override
   public synchronized Optional<Holder> holderOfNodePort(int port) {
-    return Optional.ofNullable(portHolders.get(port)).map(Held::holder);
+    return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
   }
 
   @Override
   public synchronized boolean holdsAnythingFor(Holder holder) {
-    ObjectKey key = key(holder);
-    return portsByHolder.containsKey(key) || addressesByHolder.values().stream().anyMatch(m -> m.containsKey(key));
+    HolderLedger.ObjectKey key = HolderLedger.ObjectKey.of(holder);
+    if (portHolders.holdsAnythingFor(key)) {
+      return true;
+    }
+    for (HolderLedger<IpAddress> holders : addressHolders.values()) {
+      if (holders.holdsAnythingFor(key)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -1015,7 +912,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
       for (Map.Entry<String, Cidr> range : pool.ranges().entrySet()) {
         ServiceIpRange ipRange = pool.range(range.getKey());
         List<RangeView.HeldValue> holders = pool.takenInStaticBand(range.getKey()).stream()
-            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(holderOfAddress(a)))).toList();
+            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(addressHolders.get(a.family()).held(a))))
+            .toList();
         RangeUsage usage = pool.usage().stream().filter(u -> u.range().equals(range.getValue().toString()))
             .findFirst().orElseThrow();
         views.add(new RangeView(RangeView.Kind.SERVICE_IPS, range.getKey(), range.getValue().toString(),
@@ -1025,7 +923,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     PortRange ports = nodePorts.range();
     List<RangeView.HeldValue> heldPorts = nodePorts.takenInStaticBand().stream()
-        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.get(p)))).toList();
+        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.held(p)))).toList();
     views.add(new RangeView(RangeView.Kind.NODE_PORTS, NODE_PORTS_NAME, ports.toString(), "",
         ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, heldPorts));
     return views;
@@ -1035,82 +933,61 @@ public final class InMemoryAllocationStore implements AllocationStore {
     return held == null ? "unknown" : held.holder().kind() + " " + held.holder();
   }
 
-  // ---- bookkeeping ------------------------------------------------------------------------
+  // ---- what the holder ledgers need from the allocators ----------------------------------
 
-  private void holdIp(IpAddress address, Holder holder) {
-    hold(address, Held.from(holder, now()));
-    markChanged(address);
-  }
+  /** The addresses of one family, handed out by its pool (there once the family has a range). */
+  private final class AddressSpace implements HolderLedger.Space<IpAddress> {
 
-  private void hold(IpAddress address, Held held) {
-    // As for ports: a holder on record before (a stray line of a restored state) stops holding it.
-    forgetHolder(address, addressHolders.get(address.family()).put(address, held));
-    if (held.holder().isNamed()) {
-      addressesByHolder.get(address.family()).put(key(held.holder()), address);
+    private final IpFamily family;
+
+    AddressSpace(IpFamily family) {
+      this.family = family;
     }
-  }
 
-  private void freeIp(IpAddress address) {
-    markChanged(address);
-    pools.get(address.family()).release(address);
-    forgetHolder(address, addressHolders.get(address.family()).remove(address));
-  }
-
-  private void forgetHolder(IpAddress address, Held held) {
-    if (held != null && held.holder().isNamed()) {
-      addressesByHolder.get(address.family()).remove(key(held.holder()), address);
+    @Override
+    public boolean isTaken(IpAddress address) {
+      ServiceIpPool pool = pools.get(family);
+      return pool != null && pool.isAllocated(address);
     }
-  }
 
-  /** An address belongs to every range covering it: all of them change. */
-  private void markChanged(IpAddress address) {
-    ServiceIpPool pool = pools.get(address.family());
-    for (String name : pool.ranges().keySet()) {
-      long offset = pool.range(name).offsetOf(address);
-      if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
-        RangeKey key = RangeKey.serviceIps(name, address.family());
-        changed.add(key);
-        changedOffsets.computeIfAbsent(key, k -> new HashSet<>()).add(offset);
-      }
+    @Override
+    public void release(IpAddress address) {
+      pools.get(family).release(address);
     }
-  }
 
-  private void markChanged(int port) {
-    changed.add(RangeKey.nodePorts());
-    changedOffsets.computeIfAbsent(RangeKey.nodePorts(), k -> new HashSet<>()).add((long) port - nodePorts.range().first());
-  }
-
-  private void holdPort(int port, Holder holder) {
-    recordPort(port, Held.from(holder, now()));
-    markChanged(port);
-  }
-
-  private void recordPort(int port, Held held) {
-    forgetPort(port);
-    portHolders.put(port, held);
-    if (held.holder().isNamed()) {
-      portsByHolder.computeIfAbsent(key(held.holder()), k -> new TreeSet<>()).add(port);
-    }
-  }
-
-  private void forgetPort(int port) {
-    Held held = portHolders.remove(port);
-    if (held != null && held.holder().isNamed()) {
-      Set<Integer> ports = portsByHolder.get(key(held.holder()));
-      if (ports != null) {
-        ports.remove(port);
-        if (ports.isEmpty()) {
-          portsByHolder.remove(key(held.holder()));
+    /** An address belongs to every range covering it: all of them change. */
+    @Override
+    public void markChanged(IpAddress address) {
+      ServiceIpPool pool = pools.get(family);
+      for (String name : pool.ranges().keySet()) {
+        long offset = pool.range(name).offsetOf(address);
+        if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
+          changed.mark(RangeKey.serviceIps(name, family), offset);
         }
       }
     }
   }
 
-  private void freePort(int port) {
-    nodePorts.release(port);
-    forgetPort(port);
-    markChanged(port);
+  /** The NodePorts: one allocator, one stored range, offsets from its first port. */
+  private final class NodePortSpace implements HolderLedger.Space<Integer> {
+
+    @Override
+    public boolean isTaken(Integer port) {
+      return nodePorts.range().contains(port) && nodePorts.isAllocated(port);
+    }
+
+    @Override
+    public void release(Integer port) {
+      nodePorts.release(port);
+    }
+
+    @Override
+    public void markChanged(Integer port) {
+      changed.mark(RangeKey.nodePorts(), (long) port - nodePorts.range().first());
+    }
   }
+
+  // ---- helpers ----------------------------------------------------------------------------
 
   private long now() {
     return clock.instant().getEpochSecond();
@@ -1119,17 +996,5 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private String describeAllRanges() {
     return pools.values().stream().map(ServiceIpPool::describeLive).filter(s -> !s.isEmpty())
         .reduce((a, b) -> a + ", " + b).orElse("none");
-  }
-
-  private Held holderOfAddress(IpAddress address) {
-    return addressHolders.get(address.family()).get(address);
-  }
-
-  /** An object by kind, namespace and name (its uid aside): the same object across a re-create. */
-  private record ObjectKey(String kind, String namespace, String name) {
-  }
-
-  private static ObjectKey key(Holder holder) {
-    return new ObjectKey(holder.kind(), holder.namespace(), holder.name());
   }
 }

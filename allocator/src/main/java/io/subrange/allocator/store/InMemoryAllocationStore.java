@@ -1,10 +1,8 @@
 package io.subrange.allocator.store;
 
 import io.subrange.allocator.band.RangeUsage;
-import io.subrange.allocator.band.BandedAllocators;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
-import io.subrange.allocator.net.AddressFormatException;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -18,26 +16,18 @@ import io.subrange.allocator.port.PortAllocator;
 import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.BitSet;
-import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
-import java.util.stream.Collectors;
 
 /**
  * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, one
@@ -48,18 +38,25 @@ import java.util.stream.Collectors;
  * <p>It is also the engine of the persisting store, which decorates it: every change marks the
  * ranges it touched ({@link #drainChanged}), a range's state can be exported to be written
  * ({@link #export}) and loaded again after another replica changed it ({@link #restore}).
+ *
+ * <p>This class is the public face and the lock; the parts it is made of are package-private
+ * and run only under that lock: a {@link HolderLedger} per IP family and one for NodePorts (who
+ * holds what, one path for both kinds), {@link ChangedRanges} (what to write next),
+ * {@link UnknownRanges} (which ranges may not serve until loaded) and {@link StoredStates}
+ * (export and restore of stored states, whole or a window at a time).
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
   /** The name {@link #describeRanges} gives the NodePort range. */
   public static final String NODE_PORTS_NAME = "nodeports";
-  /** See {@link #needsRearm}. */
+  /** See {@link HolderLedger#needsRearm}. */
   static final long REARM_AFTER_SECONDS = 2;
   /**
    * How long a create that never lands may keep its values by being retried (see
-   * {@link #needsRearm}): after this, retries stop re-arming the hold, and the reconciler frees
-   * the values one grace period after the last re-arm. Bounds what one Service name retried
-   * forever (a create a quota or a later webhook keeps refusing) can hold out of the ranges.
+   * {@link HolderLedger#needsRearm}): after this, retries stop re-arming the hold, and the
+   * reconciler frees the values one grace period after the last re-arm. Bounds what one Service
+   * name retried forever (a create a quota or a later webhook keeps refusing) can hold out of the
+   * ranges.
    */
   public static final long MAX_REARMED_HOLD_SECONDS = 600;
 
@@ -70,40 +67,16 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
   /**
    * Who holds each address, and each object's address, by family: a reload of one family's
-   * stored state (after every write another replica makes) clears its maps at once.
+   * stored state (after every write another replica makes) clears its ledger at once.
    */
-  private final Map<IpFamily, Map<IpAddress, Held>> addressHolders = new EnumMap<>(Map.of(
-      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
-  private final Map<IpFamily, Map<ObjectKey, IpAddress>> addressesByHolder = new EnumMap<>(Map.of(
-      IpFamily.IPV4, new HashMap<>(), IpFamily.IPV6, new HashMap<>()));
-  private final Map<Integer, Held> portHolders = new HashMap<>();
-  private final Map<ObjectKey, Set<Integer>> portsByHolder = new HashMap<>();
+  private final Map<IpFamily, HolderLedger<IpAddress>> addressHolders = new EnumMap<>(IpFamily.class);
+  /** Who holds each NodePort, and each object's NodePorts. */
+  private final HolderLedger<Integer> portHolders;
   private final Map<String, Long> nodesSince = new HashMap<>();
-  private final Set<RangeKey> changed = new LinkedHashSet<>();
-  /** Which offsets of the changed Service and NodePort ranges changed (see {@link #drainChangedOffsets}). */
-  private final Map<RangeKey, Set<Long>> changedOffsets = new LinkedHashMap<>();
+  private final ChangedRanges changed = new ChangedRanges();
   /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
-  private final Set<RangeKey> unknown = new LinkedHashSet<>();
-  private boolean loadedStateRequired;
-
-  /**
-   * Who holds a value, since when (epoch seconds; re-arming moves it, and the reconciler's grace
-   * counts from it), and since when that holder has held it at all (never moved).
-   */
-  private record Held(Holder holder, long since, long first) {
-
-    static Held from(Holder holder, long now) {
-      return new Held(holder, now, now);
-    }
-
-    Held rearmed(long now) {
-      return new Held(holder, now, first);
-    }
-
-    Held heldBy(Holder owner) {
-      return new Held(owner, since, first);
-    }
-  }
+  private final UnknownRanges unknown;
+  private final StoredStates stored;
 
   /**
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
@@ -117,6 +90,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
     this.random = random;
     this.clock = clock;
     this.nodePorts = new PortAllocator(nodePortRange, random);
+    for (IpFamily family : IpFamily.values()) {
+      addressHolders.put(family, HolderLedger.onePerObject(new AddressSpace(family), clock));
+    }
+    this.portHolders = HolderLedger.sortedPerObject(new NodePortSpace(), clock);
+    this.unknown = new UnknownRanges(pools, nodePortRange);
+    this.stored = new StoredStates(pools, nodePorts, podCidrs, nodesSince, addressHolders, portHolders, unknown,
+        this::rangeKeys);
   }
 
   /** A store serving the given named Service ranges and the default NodePort range. */
@@ -133,8 +113,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
     ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random));
     boolean added = !pool.ranges().containsKey(name);
     pool.add(name, cidr);
-    if (added && loadedStateRequired) {
-      unknown.add(RangeKey.serviceIps(name, cidr.family()));
+    if (added) {
+      unknown.added(RangeKey.serviceIps(name, cidr.family()));
     }
     // A Service range that overlaps a pod range (10.0.0.0/8 for pods, 10.96.0.0/12 for
     // Services) must never be handed to a node, as upstream's node IPAM occupies it.
@@ -161,7 +141,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     poolsOf(name).forEach(p -> {
       Cidr cidr = p.ranges().get(name);
       p.remove(name);
-      unknown.remove(RangeKey.serviceIps(name, p.family()));
+      unknown.removed(RangeKey.serviceIps(name, p.family()));
       if (!p.ranges().containsValue(cidr)) {
         podCidrs.unreserve(cidr);  // blocks nodes hold there, and other reserved ranges, stay occupied
       }
@@ -189,8 +169,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
     boolean added = podCidrs.clusterCidr(clusterCidr.name()).isEmpty();
     podCidrs.add(clusterCidr);
-    if (added && loadedStateRequired) {
-      unknown.add(RangeKey.podCidrs(clusterCidr.name()));
+    if (added) {
+      unknown.added(RangeKey.podCidrs(clusterCidr.name()));
     }
   }
 
@@ -212,7 +192,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
   @Override
   public synchronized void removeClusterCidr(String name) {
     podCidrs.remove(name);
-    unknown.remove(RangeKey.podCidrs(name));
+    unknown.removed(RangeKey.podCidrs(name));
   }
 
   // ---- Services ---------------------------------------------------------------------------
@@ -253,14 +233,14 @@ public final class InMemoryAllocationStore implements AllocationStore {
       }
       return CompletableFuture.completedFuture(new Reservation(ips, ports));
     } catch (AllocationException e) {
-      takenIps.forEach(this::freeIp);
-      takenPorts.forEach(this::freePort);
+      takenIps.forEach(address -> addressHolders.get(address.family()).free(address));
+      takenPorts.forEach(portHolders::free);
       return CompletableFuture.failedFuture(e);
     }
   }
 
   private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
-    requireKnown(claim.family());
+    unknown.requireKnown(claim.family());
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
       return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
@@ -268,11 +248,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
     }
-    IpAddress held = holder.isNamed() ? addressesByHolder.get(claim.family()).get(key(holder)) : null;
-    if (held != null && holderOfAddress(held).holder().isSameObject(holder)) {
+    HolderLedger<IpAddress> holders = addressHolders.get(claim.family());
+    IpAddress held = holders.heldBy(holder, Set.of());
+    if (held != null) {
       Cidr home = pool.homeOf(held);
       if (home != null) {
-        rearm(held, holder, dryRun);
+        holders.rearm(held, holder, dryRun);
         return new IpAssignment(held, home, Scope.DYNAMIC, true);
       }
     }
@@ -281,7 +262,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new RangeFullException(claim.family() + " address", pool.describeLive());
     }
     if (!dryRun) {
-      holdIp(allocated.address(), holder);
+      holders.hold(allocated.address(), holder);
       taken.add(allocated.address());
     }
     return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
@@ -298,17 +279,18 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NotInRangeException(address.toString(), why);
     }
     Cidr home = pool.homeOf(address);
+    HolderLedger<IpAddress> holders = addressHolders.get(address.family());
     if (pool.isAllocated(address)) {
-      Held current = holderOfAddress(address);
+      Held current = holders.held(address);
       if (current != null && current.holder().isSameObject(holder)) {
-        rearm(address, holder, dryRun);
+        holders.rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
     }
     if (!dryRun) {
       pool.allocate(address);
-      holdIp(address, holder);
+      holders.hold(address, holder);
       taken.add(address);
     }
     return new IpAssignment(address, home, Scope.STATIC, false);
@@ -316,21 +298,20 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken,
       Set<Integer> notReusable) {
-    requireKnown(RangeKey.nodePorts());
+    unknown.requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
-      for (int held : portsByHolder.getOrDefault(key(holder), Set.of())) {
-        if (!notReusable.contains(held) && portHolders.get(held).holder().isSameObject(holder)) {
-          rearm(held, holder, dryRun);
-          return new PortAssignment(held, range, Scope.DYNAMIC, true);
-        }
+      Integer held = portHolders.heldBy(holder, notReusable);
+      if (held != null) {
+        portHolders.rearm(held, holder, dryRun);
+        return new PortAssignment(held, range, Scope.DYNAMIC, true);
       }
       int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
       if (port < 0) {
         throw new RangeFullException("NodePort", range);
       }
       if (!dryRun) {
-        holdPort(port, holder);
+        portHolders.hold(port, holder);
         taken.add(port);
       }
       return new PortAssignment(port, range, Scope.DYNAMIC, false);
@@ -340,49 +321,19 @@ public final class InMemoryAllocationStore implements AllocationStore {
       throw new NotInRangeException(String.valueOf(port), "port " + port + " is not in the NodePort range " + range);
     }
     if (nodePorts.isAllocated(port)) {
-      Held current = portHolders.get(port);
+      Held current = portHolders.held(port);
       if (current != null && current.holder().isSameObject(holder)) {
-        rearm(port, holder, dryRun);
+        portHolders.rearm(port, holder, dryRun);
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
     }
     if (!dryRun) {
       nodePorts.allocate(port);
-      holdPort(port, holder);
+      portHolders.hold(port, holder);
       taken.add(port);
     }
     return new PortAssignment(port, range, Scope.STATIC, false);
-  }
-
-  /**
-   * A CREATE (no uid yet) that gets back what its object already holds is an admission retried
-   * after an attempt whose object was never created: its values have been held with no owner
-   * since then, and the reconciler frees such values after its grace period. Holding them anew
-   * from now keeps them from being freed under the object about to be created. Not done within
-   * {@value #REARM_AFTER_SECONDS} s of taking them, so the validating webhook's check after the
-   * mutating one changes nothing.
-   */
-  private boolean needsRearm(Held held, Holder asking) {
-    long now = now();
-    return held != null && asking.uid().isEmpty() && now - held.since() >= REARM_AFTER_SECONDS
-        && now - held.first() < MAX_REARMED_HOLD_SECONDS;
-  }
-
-  private void rearm(IpAddress address, Holder asking, boolean dryRun) {
-    Held held = holderOfAddress(address);
-    if (!dryRun && needsRearm(held, asking)) {
-      hold(address, held.rearmed(now()));
-      markChanged(address);
-    }
-  }
-
-  private void rearm(int port, Holder asking, boolean dryRun) {
-    Held held = portHolders.get(port);
-    if (!dryRun && needsRearm(held, asking)) {
-      recordPort(port, held.rearmed(now()));
-      markChanged(port);
-    }
   }
 
   /**
@@ -399,14 +350,13 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     Reservation reservation = preview.join();
     for (IpAssignment ip : reservation.ips()) {
-      if (ip.unrecorded() == null && (!ip.alreadyHeld() || needsRearm(holderOfAddress(ip.address()),
-          request.holder()))) {
+      if (ip.unrecorded() == null && (!ip.alreadyHeld()
+          || addressHolders.get(ip.address().family()).needsRearm(ip.address(), request.holder()))) {
         return null;
       }
     }
     for (PortAssignment port : reservation.ports()) {
-      if (port.unrecorded() == null && (!port.alreadyHeld() || needsRearm(portHolders.get(port.port()),
-          request.holder()))) {
+      if (port.unrecorded() == null && (!port.alreadyHeld() || portHolders.needsRearm(port.port(), request.holder()))) {
         return null;
       }
     }
@@ -438,12 +388,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private CompletableFuture<PodCidrAllocation> podCidrsFor(NodeView node, boolean dryRun,
       Function<Boolean, PodCidrAllocation> action) {
     try {
-      requireKnownPodCidrs();
+      unknown.requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
       PodCidrAllocation allocation = action.apply(heldBefore);
       if (!dryRun && !heldBefore) {
         nodesSince.put(node.name(), now());
-        changed.add(RangeKey.podCidrs(allocation.clusterCidr()));
+        changed.mark(RangeKey.podCidrs(allocation.clusterCidr()));
       }
       return CompletableFuture.completedFuture(allocation);
     } catch (PodCidrAllocationException e) {
@@ -457,7 +407,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
-    return releaseIp(address, holder, ANY_TIME);
+    return releaseIp(address, holder, HolderLedger.ANY_TIME);
   }
 
   @Override
@@ -466,23 +416,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   private CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder, long heldSince) {
-    if (isUnknown(address.family())) {
-      return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+    if (unknown.isUnknown(address.family())) {
+      return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
     }
-    ServiceIpPool pool = pools.get(address.family());
-    if (pool == null || !pool.isAllocated(address)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (!stillHeldAsSeen(holderOfAddress(address), holder, heldSince)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    freeIp(address);
-    return CompletableFuture.completedFuture(true);
+    return CompletableFuture.completedFuture(addressHolders.get(address.family()).release(address, holder, heldSince));
   }
 
   @Override
   public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
-    return releaseNodePort(port, holder, ANY_TIME);
+    return releaseNodePort(port, holder, HolderLedger.ANY_TIME);
   }
 
   @Override
@@ -492,37 +434,15 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   private CompletableFuture<Boolean> releaseNodePort(int port, Holder holder, long heldSince) {
     if (unknown.contains(RangeKey.nodePorts())) {
-      return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+      return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
     }
-    if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (!stillHeldAsSeen(portHolders.get(port), holder, heldSince)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    freePort(port);
-    return CompletableFuture.completedFuture(true);
-  }
-
-  /** For releases: any time the value was taken. */
-  private static final long ANY_TIME = Long.MIN_VALUE;
-
-  /**
-   * Whether a release may free a value {@code current} holds: only from {@code holder} (the same
-   * object) when one is given, and, for a leak, only while the hold is the one the reconciler
-   * judged: a create retried meanwhile re-armed it (a later since) and keeps it.
-   */
-  private static boolean stillHeldAsSeen(Held current, Holder holder, long heldSince) {
-    if (holder != null && current != null && !current.holder().isSameObject(holder)) {
-      return false;
-    }
-    return heldSince == ANY_TIME || current == null || current.since() == heldSince;
+    return CompletableFuture.completedFuture(portHolders.release(port, holder, heldSince));
   }
 
   @Override
   public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
     try {
-      requireKnownPodCidrs();
+      unknown.requireKnownPodCidrs();
     } catch (StoreUnavailableException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -532,45 +452,29 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     podCidrs.release(nodeName);
     nodesSince.remove(nodeName);
-    changed.add(RangeKey.podCidrs(held.get().clusterCidr()));
+    changed.mark(RangeKey.podCidrs(held.get().clusterCidr()));
     return CompletableFuture.completedFuture(true);
   }
 
   @Override
   public synchronized CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
-    switch (kind) {
+    return switch (kind) {
       case SERVICE_IPS -> {
         IpAddress address = IpAddress.parse(value);
-        if (isUnknown(address.family())) {
-          return CompletableFuture.failedFuture(notLoaded(firstUnknown(address.family())));
+        if (unknown.isUnknown(address.family())) {
+          yield CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
         }
-        ServiceIpPool pool = pools.get(address.family());
-        Held held = holderOfAddress(address);
-        if (pool == null || !pool.isAllocated(address) || !Objects.equals(held == null ? null : held.holder(), recorded)) {
-          return CompletableFuture.completedFuture(false);
-        }
-        forgetHolder(address, held);
-        hold(address, held == null ? Held.from(owner, now()) : held.heldBy(owner));
-        markChanged(address);
+        yield CompletableFuture.completedFuture(addressHolders.get(address.family()).adopt(address, recorded, owner));
       }
       case NODE_PORTS -> {
         if (unknown.contains(RangeKey.nodePorts())) {
-          return CompletableFuture.failedFuture(notLoaded(RangeKey.nodePorts()));
+          yield CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
         }
-        int port = Integer.parseInt(value);
-        Held held = portHolders.get(port);
-        if (!nodePorts.range().contains(port) || !nodePorts.isAllocated(port)
-            || !Objects.equals(held == null ? null : held.holder(), recorded)) {
-          return CompletableFuture.completedFuture(false);
-        }
-        recordPort(port, held == null ? Held.from(owner, now()) : held.heldBy(owner));
-        markChanged(port);
+        Integer port = Integer.parseInt(value);
+        yield CompletableFuture.completedFuture(portHolders.adopt(port, recorded, owner));
       }
-      case POD_CIDRS -> {
-        return CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
-      }
-    }
-    return CompletableFuture.completedFuture(true);
+      case POD_CIDRS -> CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
+    };
   }
 
   // ---- loaded state -----------------------------------------------------------------------
@@ -583,52 +487,12 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * not refused.
    */
   public synchronized void requireLoadedState() {
-    loadedStateRequired = true;
-    unknown.addAll(rangeKeys());
+    unknown.requireLoadedState(rangeKeys());
   }
 
   /** The ranges whose state is not loaded (see {@link #requireLoadedState}). */
   public synchronized Set<RangeKey> unknownRanges() {
-    return new LinkedHashSet<>(unknown);
-  }
-
-  private void requireKnown(IpFamily family) {
-    if (isUnknown(family)) {
-      throw notLoaded(firstUnknown(family));
-    }
-  }
-
-  private void requireKnown(RangeKey key) {
-    if (unknown.contains(key)) {
-      throw notLoaded(key);
-    }
-  }
-
-  private void requireKnownPodCidrs() {
-    for (RangeKey key : unknown) {
-      if (key.kind() == RangeKey.Kind.POD_CIDRS) {
-        throw notLoaded(key);
-      }
-    }
-  }
-
-  private boolean isUnknown(IpFamily family) {
-    return firstUnknown(family) != null;
-  }
-
-  private RangeKey firstUnknown(IpFamily family) {
-    return unknown.stream().filter(k -> k.kind() == RangeKey.Kind.SERVICE_IPS && k.family() == family)
-        .findFirst().orElse(null);
-  }
-
-  private StoreUnavailableException notLoaded(RangeKey key) {
-    String what = switch (key.kind()) {
-      case SERVICE_IPS -> "Service range " + key.name() + " (" + pools.get(key.family()).ranges().get(key.name()) + ")";
-      case NODE_PORTS -> "the NodePort range " + nodePorts.range();
-      case POD_CIDRS -> "ClusterCIDR " + key.name();
-    };
-    return new StoreUnavailableException("the allocation state of " + what + " is not loaded yet (subrange's"
-        + " reconciler rebuilds it from the cluster when it is missing), so nothing was allocated; retry shortly");
+    return unknown.copy();
   }
 
   @Override
@@ -637,21 +501,21 @@ public final class InMemoryAllocationStore implements AllocationStore {
     for (ServiceIpPool pool : pools.values()) {
       for (String name : pool.ranges().keySet()) {
         pool.forEachTaken(name, address -> {
-          Held held = holderOfAddress(address);
+          Held held = addressHolders.get(address.family()).held(address);
           all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
               held == null ? 0 : held.since()));
         });
       }
     }
     nodePorts.forEachTaken(port -> {
-      Held held = portHolders.get(port);
+      Held held = portHolders.held(port);
       all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
           held == null ? 0 : held.since()));
     });
     for (String name : clusterCidrNames()) {
       for (String node : podCidrs.nodesUsing(name)) {
-        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocksText(podCidrs.allocationOf(node).orElseThrow()),
-            Holder.node(node), nodesSince.getOrDefault(node, 0L)));
+        String blocks = StoredStates.blocksText(podCidrs.allocationOf(node).orElseThrow());
+        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocks, Holder.node(node), nodesSince.getOrDefault(node, 0L)));
       }
     }
     return all.stream().distinct().toList();
@@ -661,10 +525,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /** The ranges changed since the last call (and forgets them, and their changed offsets). */
   public synchronized Set<RangeKey> drainChanged() {
-    Set<RangeKey> drained = new LinkedHashSet<>(changed);
-    changed.clear();
-    changedOffsets.clear();
-    return drained;
+    return changed.drain();
   }
 
   /**
@@ -672,9 +533,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * by range; call before {@link #drainChanged}. A commit writes the stored shards holding them.
    */
   public synchronized Map<RangeKey, Set<Long>> drainChangedOffsets() {
-    Map<RangeKey, Set<Long>> drained = new LinkedHashMap<>(changedOffsets);
-    changedOffsets.clear();
-    return drained;
+    return changed.drainOffsets();
   }
 
   /**
@@ -682,24 +541,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * ({@code to} is cut to the range's size).
    */
   public synchronized RangeWindow exportWindow(RangeKey key, long from, long to) {
-    BitSet taken = new BitSet();
-    List<RangeState.Entry> entries = new ArrayList<>();
-    switch (key.kind()) {
-      case SERVICE_IPS -> {
-        ServiceIpPool pool = pools.get(key.family());
-        ServiceIpRange range = pool.range(key.name());
-        pool.forEachTakenIn(key.name(), from, to, address -> {
-          taken.set((int) (range.offsetOf(address) - from));
-          entries.add(entry(address.toString(), holderOfAddress(address)));
-        });
-      }
-      case NODE_PORTS -> nodePorts.forEachTakenIn(from, to, port -> {
-        taken.set((int) (port - nodePorts.range().first() - from));
-        entries.add(entry(String.valueOf(port), portHolders.get(port)));
-      });
-      case POD_CIDRS -> throw new IllegalArgumentException("pod CIDR states are stored whole");
-    }
-    return new RangeWindow(from, to, taken, entries);
+    return stored.exportWindow(key, from, to);
   }
 
   /**
@@ -713,74 +555,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    *     load its whole kind instead, which says what is wrong
    */
   public synchronized boolean restoreWindow(RangeKey key, String range, RangeWindow window) {
-    if (unknown.contains(key)) {
-      return false;
-    }
-    switch (key.kind()) {
-      case SERVICE_IPS -> {
-        ServiceIpPool pool = pools.get(key.family());
-        if (pool == null || !pool.ranges().containsKey(key.name()) || pool.overlapsAnother(key.name())
-            || !BandedAllocators.isBitmap(pool.range(key.name()).size())
-            || !pool.ranges().get(key.name()).toString().equals(range)) {
-          return false;
-        }
-        ServiceIpRange serviceRange = pool.range(key.name());
-        BitSet taken = window.taken();
-        Map<IpAddress, Held> incoming = new HashMap<>();
-        for (RangeState.Entry entry : window.entries()) {
-          IpAddress address = addressOrNull(entry.value());
-          long offset = address == null ? ServiceIpRange.NOT_ASSIGNABLE : serviceRange.offsetOf(address);
-          if (entry.holder() != null && offset != ServiceIpRange.NOT_ASSIGNABLE && window.covers(offset)
-              && taken.get((int) (offset - window.from()))) {
-            incoming.put(address, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
-          }
-        }
-        // Only what changed is touched: most of a shard is the same as before another replica's write.
-        Map<IpAddress, Held> holders = addressHolders.get(key.family());
-        List<IpAddress> before = new ArrayList<>();
-        pool.forEachTakenIn(key.name(), window.from(), window.to(), before::add);
-        for (IpAddress address : before) {
-          Held was = holders.get(address);
-          if (was != null && was.equals(incoming.get(address))) {
-            incoming.remove(address);
-          } else {
-            forgetHolder(address, holders.remove(address));
-          }
-        }
-        pool.replaceIn(key.name(), window.from(), window.to(), taken);
-        incoming.forEach(this::hold);
-      }
-      case NODE_PORTS -> {
-        if (!nodePorts.range().toString().equals(range)) {
-          return false;
-        }
-        BitSet taken = window.taken();
-        Map<Integer, Held> incoming = new HashMap<>();
-        for (RangeState.Entry entry : window.entries()) {
-          int port = portOrMinusOne(entry.value());
-          long offset = nodePorts.range().contains(port) ? port - nodePorts.range().first() : -1;
-          if (entry.holder() != null && window.covers(offset) && taken.get((int) (offset - window.from()))) {
-            incoming.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
-          }
-        }
-        List<Integer> before = new ArrayList<>();
-        nodePorts.forEachTakenIn(window.from(), window.to(), before::add);
-        for (int port : before) {
-          Held was = portHolders.get(port);
-          if (was != null && was.equals(incoming.get(port))) {
-            incoming.remove(port);
-          } else {
-            forgetPort(port);
-          }
-        }
-        nodePorts.replaceIn(window.from(), window.to(), taken);
-        incoming.forEach(this::recordPort);
-      }
-      case POD_CIDRS -> {
-        return false;
-      }
-    }
-    return true;
+    return stored.restoreWindow(key, range, window);
   }
 
   /** Every range this store serves now. */
@@ -817,39 +592,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /** One range's state, to be persisted. */
   public synchronized RangeState export(RangeKey key) {
-    return switch (key.kind()) {
-      case SERVICE_IPS -> {
-        ServiceIpPool pool = pools.get(key.family());
-        ServiceIpRange range = pool.range(key.name());
-        List<IpAddress> taken = new ArrayList<>();
-        pool.forEachTaken(key.name(), taken::add);
-        boolean bitmap = BandedAllocators.isBitmap(range.size());
-        if (!bitmap) {
-          Collections.sort(taken);  // a bitmap lists them in order already
-        }
-        List<RangeState.Entry> entries = new ArrayList<>(taken.size());
-        taken.forEach(address -> entries.add(entry(address.toString(), holderOfAddress(address))));
-        yield new RangeState(key, range.cidr().toString(), bitmap ? RangeState.RANGE_ALLOCATION : RangeState.SPARSE,
-            range.staticBandSize(), pool.snapshot(key.name()), entries);
-      }
-      case NODE_PORTS -> {
-        List<RangeState.Entry> entries = new ArrayList<>();
-        nodePorts.forEachTaken(port -> entries.add(entry(String.valueOf(port), portHolders.get(port))));
-        yield new RangeState(key, nodePorts.range().toString(), RangeState.RANGE_ALLOCATION,
-            nodePorts.range().staticBandSize(), nodePorts.snapshot(), entries);
-      }
-      case POD_CIDRS -> {
-        List<RangeState.Entry> entries = new ArrayList<>();
-        for (String node : podCidrs.nodesUsing(key.name())) {
-          entries.add(new RangeState.Entry(blocksText(podCidrs.allocationOf(node).orElseThrow()), Holder.node(node),
-              nodesSince.getOrDefault(node, 0L)));
-        }
-        ClusterCidr spec = podCidrs.clusterCidr(key.name()).orElseThrow();
-        String range = Arrays.asList(spec.ipv4(), spec.ipv6()).stream().filter(c -> c != null).map(Cidr::toString)
-            .collect(Collectors.joining(","));
-        yield new RangeState(key, range, RangeState.NODE_LEDGER, 0, new byte[0], entries);
-      }
-    };
+    return stored.export(key);
   }
 
   /**
@@ -862,166 +605,33 @@ public final class InMemoryAllocationStore implements AllocationStore {
    *     ranges are left empty and unknown
    */
   public synchronized Map<RangeKey, String> restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
-    Map<RangeKey, String> rejected = new LinkedHashMap<>();
-    List<RangeKey> keys = rangeKeys().stream().filter(k -> k.kind() == kind && Objects.equals(k.family(), family))
-        .toList();
-    if (loadedStateRequired) {
-      unknown.addAll(keys);
-    }
-    switch (kind) {
-      case SERVICE_IPS -> restoreServiceIps(family, states, rejected);
-      case NODE_PORTS -> restoreNodePorts(states, rejected);
-      case POD_CIDRS -> restorePodCidrs(states, rejected);
-    }
-    states.stream().map(RangeState::key).filter(k -> keys.contains(k) && !rejected.containsKey(k))
-        .forEach(unknown::remove);
-    return rejected;
-  }
-
-  private void restoreServiceIps(IpFamily family, List<RangeState> states, Map<RangeKey, String> rejected) {
-    ServiceIpPool pool = pools.get(family);
-    if (pool == null) {
-      return;
-    }
-    pool.clear();
-    addressHolders.get(family).clear();
-    addressesByHolder.get(family).clear();
-    for (RangeState state : states) {
-      String name = state.key().name();
-      if (!pool.ranges().containsKey(name)) {
-        continue;  // a range this replica does not serve (yet)
-      }
-      try {
-        if (!pool.ranges().get(name).toString().equals(state.range())) {
-          throw new IllegalArgumentException("it was made for " + state.range() + ", not " + pool.ranges().get(name));
-        }
-        List<Map.Entry<IpAddress, Held>> held = new ArrayList<>();
-        for (RangeState.Entry entry : state.entries()) {
-          // A holder line naming no value of this range is left out, not fatal: the allocation
-          // bits say what is taken; a holder on record only names who took it.
-          IpAddress address = addressOrNull(entry.value());
-          if (address == null || !pool.range(name).canAssign(address)) {
-            continue;
-          }
-          if (entry.holder() != null) {
-            held.add(Map.entry(address, new Held(entry.holder(), entry.sinceEpochSeconds(),
-                entry.firstEpochSeconds())));
-          }
-        }
-        pool.restore(name, state.allocation());
-        held.forEach(h -> hold(h.getKey(), h.getValue()));
-      } catch (IllegalArgumentException e) {
-        rejected.put(state.key(), e.getMessage());
-      }
-    }
-  }
-
-  private void restoreNodePorts(List<RangeState> states, Map<RangeKey, String> rejected) {
-    nodePorts.restore(new byte[0]);
-    portHolders.clear();
-    portsByHolder.clear();
-    for (RangeState state : states) {
-      try {
-        if (!nodePorts.range().toString().equals(state.range())) {
-          throw new IllegalArgumentException("it was made for " + state.range() + ", not " + nodePorts.range());
-        }
-        Map<Integer, Held> held = new HashMap<>();
-        for (RangeState.Entry entry : state.entries()) {
-          int port = portOrMinusOne(entry.value());
-          if (!nodePorts.range().contains(port)) {
-            continue;  // as for addresses: left out, not fatal
-          }
-          if (entry.holder() != null) {
-            held.put(port, new Held(entry.holder(), entry.sinceEpochSeconds(), entry.firstEpochSeconds()));
-          }
-        }
-        nodePorts.restore(state.allocation());
-        held.forEach(this::recordPort);
-      } catch (IllegalArgumentException e) {
-        rejected.put(state.key(), e.getMessage());
-      }
-    }
-  }
-
-  private static IpAddress addressOrNull(String text) {
-    try {
-      return IpAddress.parse(text);
-    } catch (AddressFormatException e) {
-      return null;
-    }
-  }
-
-  private static int portOrMinusOne(String text) {
-    try {
-      return Integer.parseInt(text);
-    } catch (NumberFormatException e) {
-      return -1;
-    }
-  }
-
-  private void restorePodCidrs(List<RangeState> states, Map<RangeKey, String> rejected) {
-    for (String name : clusterCidrNames()) {
-      for (String node : podCidrs.nodesUsing(name)) {
-        podCidrs.release(node);
-      }
-    }
-    nodesSince.clear();
-    for (RangeState state : states) {
-      if (podCidrs.clusterCidr(state.key().name()).isEmpty()) {
-        continue;
-      }
-      List<String> placed = new ArrayList<>();
-      try {
-        for (RangeState.Entry entry : state.entries()) {
-          List<Cidr> blocks = Arrays.stream(entry.value().split(",")).map(Cidr::parse).toList();
-          String node = entry.holder() == null ? "" : entry.holder().name();
-          if (node.isEmpty()) {
-            throw new IllegalArgumentException("blocks " + entry.value() + " have no node");
-          }
-          try {
-            podCidrs.occupyIn(state.key().name(), node, blocks);
-          } catch (PodCidrAllocationException e) {
-            throw new IllegalArgumentException("pod CIDRs " + entry.value() + " of node " + node + " do not fit: "
-                + e.getMessage(), e);
-          }
-          placed.add(node);
-          nodesSince.put(node, entry.sinceEpochSeconds());
-        }
-      } catch (IllegalArgumentException e) {
-        placed.forEach(node -> {
-          podCidrs.release(node);
-          nodesSince.remove(node);
-        });
-        rejected.put(state.key(), e.getMessage());
-      }
-    }
-  }
-
-  private static RangeState.Entry entry(String value, Held held) {
-    return held == null ? new RangeState.Entry(value, null, 0)
-        : new RangeState.Entry(value, held.holder(), held.since(), held.first());
-  }
-
-  private static String blocksText(PodCidrAllocation allocation) {
-    return allocation.podCidrs().stream().map(Cidr::toString).collect(Collectors.joining(","));
+    return stored.restore(kind, family, states);
   }
 
   // ---- lookups and usage ------------------------------------------------------------------
 
   @Override
   public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(holderOfAddress(address)).map(Held::holder);
+    return Optional.ofNullable(addressHolders.get(address.family()).held(address)).map(Held::holder);
   }
 
   @Override
   public synchronized Optional<Holder> holderOfNodePort(int port) {
-    return Optional.ofNullable(portHolders.get(port)).map(Held::holder);
+    return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
   }
 
   @Override
   public synchronized boolean holdsAnythingFor(Holder holder) {
-    ObjectKey key = key(holder);
-    return portsByHolder.containsKey(key) || addressesByHolder.values().stream().anyMatch(m -> m.containsKey(key));
+    HolderLedger.ObjectKey key = HolderLedger.ObjectKey.of(holder);
+    if (portHolders.holdsAnythingFor(key)) {
+      return true;
+    }
+    for (HolderLedger<IpAddress> holders : addressHolders.values()) {
+      if (holders.holdsAnythingFor(key)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -1057,7 +667,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
       for (Map.Entry<String, Cidr> range : pool.ranges().entrySet()) {
         ServiceIpRange ipRange = pool.range(range.getKey());
         List<RangeView.HeldValue> holders = pool.takenInStaticBand(range.getKey()).stream()
-            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(holderOfAddress(a)))).toList();
+            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(addressHolders.get(a.family()).held(a))))
+            .toList();
         RangeUsage usage = pool.usage().stream().filter(u -> u.range().equals(range.getValue().toString()))
             .findFirst().orElseThrow();
         views.add(new RangeView(RangeView.Kind.SERVICE_IPS, range.getKey(), range.getValue().toString(),
@@ -1067,7 +678,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
     }
     PortRange ports = nodePorts.range();
     List<RangeView.HeldValue> heldPorts = nodePorts.takenInStaticBand().stream()
-        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.get(p)))).toList();
+        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.held(p)))).toList();
     views.add(new RangeView(RangeView.Kind.NODE_PORTS, NODE_PORTS_NAME, ports.toString(), "",
         ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, heldPorts));
     return views;
@@ -1077,81 +688,61 @@ public final class InMemoryAllocationStore implements AllocationStore {
     return held == null ? "unknown" : held.holder().kind() + " " + held.holder();
   }
 
-  // ---- bookkeeping ------------------------------------------------------------------------
+  // ---- what the holder ledgers need from the allocators ----------------------------------
 
-  private void holdIp(IpAddress address, Holder holder) {
-    hold(address, Held.from(holder, now()));
-    markChanged(address);
-  }
+  /** The addresses of one family, handed out by its pool (there once the family has a range). */
+  private final class AddressSpace implements HolderLedger.Space<IpAddress> {
 
-  private void hold(IpAddress address, Held held) {
-    addressHolders.get(address.family()).put(address, held);
-    if (held.holder().isNamed()) {
-      addressesByHolder.get(address.family()).put(key(held.holder()), address);
+    private final IpFamily family;
+
+    AddressSpace(IpFamily family) {
+      this.family = family;
     }
-  }
 
-  private void freeIp(IpAddress address) {
-    markChanged(address);
-    pools.get(address.family()).release(address);
-    forgetHolder(address, addressHolders.get(address.family()).remove(address));
-  }
-
-  private void forgetHolder(IpAddress address, Held held) {
-    if (held != null && held.holder().isNamed()) {
-      addressesByHolder.get(address.family()).remove(key(held.holder()), address);
+    @Override
+    public boolean isTaken(IpAddress address) {
+      ServiceIpPool pool = pools.get(family);
+      return pool != null && pool.isAllocated(address);
     }
-  }
 
-  /** An address belongs to every range covering it: all of them change. */
-  private void markChanged(IpAddress address) {
-    ServiceIpPool pool = pools.get(address.family());
-    for (String name : pool.ranges().keySet()) {
-      long offset = pool.range(name).offsetOf(address);
-      if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
-        RangeKey key = RangeKey.serviceIps(name, address.family());
-        changed.add(key);
-        changedOffsets.computeIfAbsent(key, k -> new HashSet<>()).add(offset);
-      }
+    @Override
+    public void release(IpAddress address) {
+      pools.get(family).release(address);
     }
-  }
 
-  private void markChanged(int port) {
-    changed.add(RangeKey.nodePorts());
-    changedOffsets.computeIfAbsent(RangeKey.nodePorts(), k -> new HashSet<>()).add((long) port - nodePorts.range().first());
-  }
-
-  private void holdPort(int port, Holder holder) {
-    recordPort(port, Held.from(holder, now()));
-    markChanged(port);
-  }
-
-  private void recordPort(int port, Held held) {
-    forgetPort(port);
-    portHolders.put(port, held);
-    if (held.holder().isNamed()) {
-      portsByHolder.computeIfAbsent(key(held.holder()), k -> new TreeSet<>()).add(port);
-    }
-  }
-
-  private void forgetPort(int port) {
-    Held held = portHolders.remove(port);
-    if (held != null && held.holder().isNamed()) {
-      Set<Integer> ports = portsByHolder.get(key(held.holder()));
-      if (ports != null) {
-        ports.remove(port);
-        if (ports.isEmpty()) {
-          portsByHolder.remove(key(held.holder()));
+    /** An address belongs to every range covering it: all of them change. */
+    @Override
+    public void markChanged(IpAddress address) {
+      ServiceIpPool pool = pools.get(family);
+      for (String name : pool.ranges().keySet()) {
+        long offset = pool.range(name).offsetOf(address);
+        if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
+          changed.mark(RangeKey.serviceIps(name, family), offset);
         }
       }
     }
   }
 
-  private void freePort(int port) {
-    nodePorts.release(port);
-    forgetPort(port);
-    markChanged(port);
+  /** The NodePorts: one allocator, one stored range, offsets from its first port. */
+  private final class NodePortSpace implements HolderLedger.Space<Integer> {
+
+    @Override
+    public boolean isTaken(Integer port) {
+      return nodePorts.range().contains(port) && nodePorts.isAllocated(port);
+    }
+
+    @Override
+    public void release(Integer port) {
+      nodePorts.release(port);
+    }
+
+    @Override
+    public void markChanged(Integer port) {
+      changed.mark(RangeKey.nodePorts(), (long) port - nodePorts.range().first());
+    }
   }
+
+  // ---- helpers ----------------------------------------------------------------------------
 
   private long now() {
     return clock.instant().getEpochSecond();
@@ -1160,17 +751,5 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private String describeAllRanges() {
     return pools.values().stream().map(ServiceIpPool::describeLive).filter(s -> !s.isEmpty())
         .reduce((a, b) -> a + ", " + b).orElse("none");
-  }
-
-  private Held holderOfAddress(IpAddress address) {
-    return addressHolders.get(address.family()).get(address);
-  }
-
-  /** An object by kind, namespace and name (its uid aside): the same object across a re-create. */
-  private record ObjectKey(String kind, String namespace, String name) {
-  }
-
-  private static ObjectKey key(Holder holder) {
-    return new ObjectKey(holder.kind(), holder.namespace(), holder.name());
   }
 }

@@ -201,6 +201,34 @@ class InMemoryAllocationStorePersistenceTest {
   }
 
   @Test
+  void aStrayHolderLineOfAFreeValueStopsCountingOnceAnotherObjectTakesIt() {
+    InMemoryAllocationStore store = store();
+    RangeKey wide = RangeKey.serviceIps("wide", IpFamily.IPV4);
+    RangeState empty = store().export(wide);
+    IpAddress address = IpAddress.parse("10.0.2.2");
+    // Not taken by the bits, but named on a holder line: web is on record for it after loading.
+    store.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(new RangeState(wide, empty.range(),
+        empty.encoding(), empty.staticBandSize(), empty.allocation(), List.of(new RangeState.Entry(address.toString(),
+        web, 1)))));
+    RangeState emptyPorts = store().export(RangeKey.nodePorts());
+    store.restore(RangeKey.Kind.NODE_PORTS, null, List.of(new RangeState(RangeKey.nodePorts(), emptyPorts.range(),
+        emptyPorts.encoding(), emptyPorts.staticBandSize(), emptyPorts.allocation(),
+        List.of(new RangeState.Entry("30005", web, 1)))));
+    assertThat(store.holdsAnythingFor(web)).isTrue();
+
+    store.reserve(new ReservationRequest(api, List.of(IpClaim.specific(address)), List.of(PortClaim.specific(30005)),
+        false)).join();
+    assertThat(store.holderOf(address)).contains(api);
+    assertThat(store.holdsAnythingFor(web)).as("api holds both values now").isFalse();
+    store.releaseIp(address, api).join();
+    store.releaseNodePort(30005, api).join();
+    Reservation again = store.reserve(new ReservationRequest(web, List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        List.of(PortClaim.dynamic()), false)).join();
+    assertThat(again.ips().get(0).alreadyHeld()).as("nothing of web's to take back").isFalse();
+    assertThat(again.ports().get(0).alreadyHeld()).isFalse();
+  }
+
+  @Test
   void adoptNamesTheObjectThatCarriesAValue() {
     InMemoryAllocationStore store = store();
     IpAddress address = IpAddress.parse("10.0.4.4");

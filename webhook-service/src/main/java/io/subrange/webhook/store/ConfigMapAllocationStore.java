@@ -169,7 +169,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @throws IllegalStateException when the ConfigMaps cannot be listed within {@code timeout}
    */
   public void start(Duration timeout) {
-    informer = client.configMaps().inNamespace(namespace).withLabel(RangeConfigMaps.KIND_LABEL).runnableInformer(0);
+    informer = client.configMaps().inNamespace(namespace).withLabel(ShardNames.KIND_LABEL).runnableInformer(0);
     informer.addEventHandler(shards.watch(() -> queue.add(new Control(() -> { }))));
     try {
       informer.start().toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -469,7 +469,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     Control control = new Control(() -> {
       Set<RangeKey> served = new HashSet<>(engine.rangeKeys());
       for (ConfigMap shard : shards.all()) {
-        Optional<RangeKey> key = RangeConfigMaps.keyOf(shard);
+        Optional<RangeKey> key = ShardNames.keyOf(shard);
         if (key.isPresent() && !served.contains(key.get())) {
           client.configMaps().inNamespace(namespace).withName(shard.getMetadata().getName()).delete();
           log.info("Deleted ConfigMap {}: range {} is no longer served", shard.getMetadata().getName(), key.get());
@@ -519,8 +519,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     }
     List<RangeState.Entry> stored = new ArrayList<>();
     for (ConfigMap shard : shards.all()) {
-      if (RangeConfigMaps.keyOf(shard).filter(key::equals).isPresent()) {
-        stored.addAll(RangeConfigMaps.readableEntries(shard));
+      if (ShardNames.keyOf(shard).filter(key::equals).isPresent()) {
+        stored.addAll(HolderLedger.readableEntries(shard));
       }
     }
     if (stored.isEmpty()) {
@@ -644,12 +644,12 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
               continue;
             }
             // A bitmap range writes only the shards holding what changed; any other, whole.
-            RangeConfigMaps.ShardPlace head = Optional.ofNullable(shards.loaded(RangeConfigMaps.name(key, 0)))
-                .flatMap(RangeConfigMaps::placeOf).orElse(null);
+            ShardLayout.Place head = Optional.ofNullable(shards.loaded(ShardNames.name(key, 0)))
+                .flatMap(ShardLayout::placeOf).orElse(null);
             if (head != null && offsets.containsKey(key)) {
               for (long offset : offsets.get(key)) {
                 int index = head.indexOf(offset);
-                String name = RangeConfigMaps.name(key, index);
+                String name = ShardNames.name(key, index);
                 windows.computeIfAbsent(name, n -> engine.exportWindow(key, index * head.span(),
                     (index + 1) * head.span()));
                 windowKeys.put(name, key);

@@ -126,7 +126,7 @@ final class GroupCommitter {
    *
    * @param what the request, as 503 messages and the log name it
    * @param holderKey the object whose values it changes (see {@link #hasUnstoredChanges}); null
-   *     for releases
+   *     for releases and adoptions
    */
   <T> CompletableFuture<T> submit(String what, String holderKey,
       Function<InMemoryAllocationStore, CompletableFuture<T>> action) {

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * change.
  *
  * <p>Stateless; {@link LedgerMemo} remembers ledgers between calls. Called on the committer thread
- * (encoding a commit's shards, loading shards, merging a rebuilt state) and from tests.
+ * (encoding a commit's shards, loading shards, merging a rebuilt state), by the first load on the
+ * thread that starts the store, and from tests.
  */
 final class HolderLedger {
 

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * entries, or the same stored bytes.
  *
  * <p>{@link StoredShards} keeps the one of a store; the committer thread uses it (encoding a
- * commit's shards, loading shards into the engine). Its map is concurrent all the same.
+ * commit's shards, loading shards into the engine), and the thread that starts the store for the
+ * first load. Its map is concurrent all the same.
  */
 public final class LedgerMemo {
 

@@ -36,7 +36,8 @@ import java.util.function.Function;
  * What it writes is read by replicas of other versions: not a byte of it may change.
  *
  * <p>Stateless; called on the committer thread (encoding a commit's shards, loading shards into
- * the engine, writing a rebuilt state) and, for {@link #sameContent}, on the informer thread.
+ * the engine, writing a rebuilt state; the first load runs on the thread that starts the store)
+ * and, for {@link #sameContent}, on the informer thread.
  */
 public final class RangeConfigMaps {
 

@@ -16,7 +16,7 @@ import java.util.TreeMap;
  *
  * <p>It exists so that what differs between encodings sits in one place, not in string switches
  * spread over the codec. Stateless: called from the committer thread (encoding a commit's shards,
- * loading shards into the engine) and from tests.
+ * loading shards into the engine; the first load runs on the thread that starts the store).
  */
 enum ShardEncoding {
 

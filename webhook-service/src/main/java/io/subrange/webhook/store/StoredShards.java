@@ -47,7 +47,7 @@ final class StoredShards {
   /** Shards being written now, as they will read once written: the watch's echo is no news. */
   private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
   /** The holder ledgers of the shards this process wrote or read last (see LedgerMemo). */
-  private final RangeConfigMaps.LedgerMemo ledgers = RangeConfigMaps.LedgerMemo.create();
+  private final LedgerMemo ledgers = LedgerMemo.create();
 
   StoredShards(KubernetesClient client, String namespace, StoreMetrics metrics) {
     this.client = client;
@@ -55,7 +55,7 @@ final class StoredShards {
     this.metrics = metrics;
   }
 
-  RangeConfigMaps.LedgerMemo ledgers() {
+  LedgerMemo ledgers() {
     return ledgers;
   }
 
@@ -116,10 +116,10 @@ final class StoredShards {
    * it was not asked for already.
    */
   boolean markStale(ConfigMap shard) {
-    if (RangeConfigMaps.placeOf(shard).isPresent()) {
+    if (ShardLayout.placeOf(shard).isPresent()) {
       return staleShards.add(shard.getMetadata().getName());
     }
-    return RangeConfigMaps.keyOf(shard).map(this::markStale).orElse(false);
+    return ShardNames.keyOf(shard).map(this::markStale).orElse(false);
   }
 
   /**
@@ -156,7 +156,7 @@ final class StoredShards {
       metrics.reload();
       try {
         List<ConfigMap> items = client.configMaps().inNamespace(namespace)
-            .withLabels(RangeConfigMaps.selector(scope.kind(), scope.family())).list().getItems();
+            .withLabels(ShardNames.selector(scope.kind(), scope.family())).list().getItems();
         Set<String> present = new HashSet<>();
         for (ConfigMap item : items) {
           present.add(item.getMetadata().getName());
@@ -182,7 +182,7 @@ final class StoredShards {
         if (!refreshShard(engine, name)) {
           ConfigMap known = latest.containsKey(name) ? latest.get(name) : loaded.get(name);
           if (known != null) {
-            RangeConfigMaps.keyOf(known).ifPresent(this::markStale);
+            ShardNames.keyOf(known).ifPresent(this::markStale);
           }
         }
       }
@@ -211,8 +211,8 @@ final class StoredShards {
       synchronized (engine) {
         rejected.putAll(engine.restore(scope.kind(), scope.family(), states));
         for (RangeKey key : keys) {
-          for (int i = 0; view.containsKey(RangeConfigMaps.name(key, i)); i++) {
-            ConfigMap shard = view.get(RangeConfigMaps.name(key, i));
+          for (int i = 0; view.containsKey(ShardNames.name(key, i)); i++) {
+            ConfigMap shard = view.get(ShardNames.name(key, i));
             loaded.put(shard.getMetadata().getName(), shard);
           }
           noteProblem(key, rejected.get(key));
@@ -228,7 +228,7 @@ final class StoredShards {
    */
   private boolean refreshShard(InMemoryAllocationStore engine, String name) {
     ConfigMap shard = latest.get(name);
-    RangeKey key = shard == null ? null : RangeConfigMaps.keyOf(shard).orElse(null);
+    RangeKey key = shard == null ? null : ShardNames.keyOf(shard).orElse(null);
     if (key == null || stale.contains(LoadScope.of(key)) || problems.containsKey(key)) {
       return false;
     }
@@ -290,7 +290,7 @@ final class StoredShards {
       @Override
       public void onDelete(ConfigMap shard, boolean finalStateUnknown) {
         latest.remove(shard.getMetadata().getName());
-        RangeConfigMaps.keyOf(shard).ifPresent(key -> {
+        ShardNames.keyOf(shard).ifPresent(key -> {
           markStale(key);
           wake.run();
         });
@@ -329,7 +329,7 @@ final class StoredShards {
     }
 
     boolean contains(ConfigMap shard) {
-      return RangeConfigMaps.keyOf(shard).map(this::covers).orElse(false);
+      return ShardNames.keyOf(shard).map(this::covers).orElse(false);
     }
   }
 }

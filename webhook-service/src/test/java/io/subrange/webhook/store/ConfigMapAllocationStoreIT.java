@@ -189,7 +189,7 @@ class ConfigMapAllocationStoreIT {
     quiet.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     stores.add(quiet);
 
-    RangeConfigMaps.Layout layout = RangeConfigMaps.Layout.of(RangeKey.nodePorts(), RangeState.RANGE_ALLOCATION,
+    ShardLayout layout = ShardLayout.of(RangeKey.nodePorts(), ShardEncoding.RANGE_ALLOCATION,
         PORTS.toString());
     int hotShard = layout.shards() / 2;
     int first = PORTS.first() + (int) (hotShard * layout.span());
@@ -326,7 +326,7 @@ class ConfigMapAllocationStoreIT {
     IpAddress before = IpAddress.parse("10.96.0.5");
     store.reserve(ReservationRequest.ips(Holder.service("default", "before", ""), List.of(IpClaim.specific(before)),
         false)).join();
-    assertThat(admin.configMaps().inNamespace(namespace).withLabels(RangeConfigMaps.selector(V4)).list().getItems())
+    assertThat(admin.configMaps().inNamespace(namespace).withLabels(ShardNames.selector(V4)).list().getItems())
         .as("a /16 in 128 shards of 512").hasSize(128);
 
     admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-3").delete();
@@ -350,7 +350,7 @@ class ConfigMapAllocationStoreIT {
     store.install(picture).join();
     assertThat(store.holderOf(since)).as("stored after the rebuild").isPresent();
     assertThat(RangeConfigMaps.decode(V4, admin.configMaps().inNamespace(namespace).withLabels(
-        RangeConfigMaps.selector(V4)).list().getItems()).entries()).extracting(RangeState.Entry::value)
+        ShardNames.selector(V4)).list().getItems()).entries()).extracting(RangeState.Entry::value)
         .contains(since.toString());
 
     ConfigMap head = admin.configMaps().inNamespace(namespace).withName("subrange-service-ips-kubernetes-ipv4-0").get();

@@ -37,7 +37,7 @@ class RangeConfigMapsTest {
     InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/16"));
-    RangeConfigMaps.LedgerMemo memo = RangeConfigMaps.LedgerMemo.create();
+    LedgerMemo memo = LedgerMemo.create();
     for (int round = 0; round < 3; round++) {
       for (int i = 0; i < 40; i++) {
         store.reserve(ReservationRequest.ips(Holder.service("ns", "r" + round + "-" + i, UUID.randomUUID().toString()),
@@ -57,7 +57,7 @@ class RangeConfigMapsTest {
     RangeState state = store.export(V4);
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns", memo);
     RangeState.Entry first = state.entries().get(0);
-    int shardOfFirst = shards.entrySet().stream().filter(e -> RangeConfigMaps.unledger(RangeConfigMaps.gunzip(
+    int shardOfFirst = shards.entrySet().stream().filter(e -> HolderLedger.unledger(HolderLedger.gunzip(
         Base64.getDecoder().decode(e.getValue().getBinaryData().get("holders.gz")), "test"), "test").contains(first))
         .findFirst().orElseThrow().getKey();
     ConfigMap other = RangeConfigMaps.encode(new RangeState(V4, state.range(), state.encoding(), state.staticBandSize(),
@@ -78,7 +78,7 @@ class RangeConfigMapsTest {
       writer.reserve(ReservationRequest.ips(Holder.service("ns", "svc-" + i, ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
           false)).join();
     }
-    RangeConfigMaps.LedgerMemo reader = RangeConfigMaps.LedgerMemo.create();
+    LedgerMemo reader = LedgerMemo.create();
     List<RangeState.Entry> before = reader.decode(RangeConfigMaps.encode(writer.export(V4), "ns").get(0));
 
     RangeState.Entry gone = before.get(3);
@@ -116,16 +116,17 @@ class RangeConfigMapsTest {
       RangeState state = store.export(key);
       Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "subrange-system");
       assertThat(shards).containsKey(0);
-      shards.values().forEach(c -> assertThat(c.getMetadata().getLabels()).containsAllEntriesOf(RangeConfigMaps.selector(key)));
+      shards.values().forEach(c -> assertThat(c.getMetadata().getLabels())
+          .containsAllEntriesOf(ShardNames.selector(key)));
       RangeState back = RangeConfigMaps.decode(key, new ArrayList<>(shards.values()));
       assertThat(back.allocation()).as(key + " allocation").isEqualTo(state.allocation());
       assertThat(back.entries()).as(key + " holders").containsExactlyInAnyOrderElementsOf(state.entries());
     }
     assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in 128 blocks of 8192").hasSize(128);
-    assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(RangeConfigMaps.SPARSE_SHARDS);
+    assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(ShardLayout.SPARSE_SHARDS);
     assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).as("2768 ports in blocks of 512")
         .hasSize(6);
-    assertThat(RangeConfigMaps.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
+    assertThat(ShardNames.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
   }
 
   @Test
@@ -171,7 +172,7 @@ class RangeConfigMapsTest {
     assertThatThrownBy(() -> RangeConfigMaps.decode(V4, corrupt)).hasMessageContaining("not gzip");
 
     List<ConfigMap> overlong = new ArrayList<>(RangeConfigMaps.encode(state, "ns").values());
-    byte[] bits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8 + 1];
+    byte[] bits = new byte[ShardLayout.MIN_SHARD_SPAN / 8 + 1];
     bits[0] = 1;
     overlong.get(1).getBinaryData().put(RangeConfigMaps.ALLOCATION, Base64.getEncoder().encodeToString(bits));
     assertThatThrownBy(() -> RangeConfigMaps.decode(V4, overlong)).hasMessageContaining("longer than its 512 offsets");
@@ -195,7 +196,7 @@ class RangeConfigMapsTest {
         + "10.96.0.3\tService\tc\t%zz\t\t5\t5\n"               // a bad escape: left out
         + "garbage\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
     List<String> skipped = new ArrayList<>();
-    List<RangeState.Entry> entries = RangeConfigMaps.unledger(ledger, "shard-0", skipped);
+    List<RangeState.Entry> entries = HolderLedger.unledger(ledger, "shard-0", skipped);
     assertThat(entries).containsExactly(new RangeState.Entry("10.96.0.1", Holder.service("a", "b", ""), 5, 5));
     assertThat(skipped).hasSize(3).allSatisfy(why -> assertThat(why).contains("shard-0").contains("stays taken"));
   }
@@ -204,11 +205,12 @@ class RangeConfigMapsTest {
   void everyShardNamesItsRange() {
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256,
         new byte[] {0}, List.of()), "ns");
-    assertThat(shards.values()).allSatisfy(c -> assertThat(RangeConfigMaps.keyOf(c)).contains(V6));
-    assertThat(RangeConfigMaps.shardNames(V6, shards.get(0))).hasSize(16).contains("subrange-service-ips-kubernetes-ipv6-15");
+    assertThat(shards.values()).allSatisfy(c -> assertThat(ShardNames.keyOf(c)).contains(V6));
+    assertThat(ShardLayout.shardNames(V6, shards.get(0))).hasSize(16)
+        .contains("subrange-service-ips-kubernetes-ipv6-15");
     ConfigMap ports = RangeConfigMaps.encode(new RangeState(RangeKey.nodePorts(), "30000-32767",
         RangeState.RANGE_ALLOCATION, 86, new byte[0], List.of()), "ns").get(0);
-    assertThat(RangeConfigMaps.keyOf(ports)).contains(RangeKey.nodePorts());
+    assertThat(ShardNames.keyOf(ports)).contains(RangeKey.nodePorts());
     assertThat(ports.getMetadata().getName()).isEqualTo("subrange-node-ports-nodeports-0");
   }
 
@@ -216,9 +218,9 @@ class RangeConfigMapsTest {
   void longRangeNamesMakeValidLabelsAndNames() {
     String longName = "a-service-cidr-with-a-name-much-longer-than-a-label-value-may-be-in-kubernetes";
     RangeKey key = RangeKey.serviceIps(longName, IpFamily.IPV4);
-    String id = RangeConfigMaps.selector(key).get(RangeConfigMaps.RANGE_LABEL);
+    String id = ShardNames.selector(key).get(ShardNames.RANGE_LABEL);
     assertThat(id.length()).isLessThanOrEqualTo(63);
     assertThat(id).matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-    assertThat(RangeConfigMaps.rangeId(longName + "-other")).isNotEqualTo(id);
+    assertThat(ShardNames.rangeId(longName + "-other")).isNotEqualTo(id);
   }
 }

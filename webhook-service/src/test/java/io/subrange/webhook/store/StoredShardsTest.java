@@ -85,7 +85,7 @@ class StoredShardsTest {
     loadEverything();
     writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
     List<ConfigMap> changed = store(writer, V4);
-    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(RangeConfigMaps.name(V4, 2));
+    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(V4, 2));
     ConfigMap shard = changed.get(0);
 
     watch.onUpdate(shards.loaded(nameOf(shard)), shard);
@@ -108,7 +108,7 @@ class StoredShardsTest {
     writer.reserve(new ReservationRequest(WEB, List.of(), List.of(PortClaim.specific(31000)), false)).join();
     List<ConfigMap> changed = store(writer, NODE_PORTS);
     // Port 31000 is offset 1000 of 30000-32767: shard 1, of 512 ports each.
-    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(RangeConfigMaps.name(NODE_PORTS, 1));
+    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(NODE_PORTS, 1));
     ConfigMap shard = changed.get(0);
 
     watch.onUpdate(shards.loaded(nameOf(shard)), shard);
@@ -126,7 +126,7 @@ class StoredShardsTest {
   @Test
   void theEchoOfOurOwnWriteLoadsNothingWhetherItComesBeforeOrAfterTheAnswer() {
     loadEverything();
-    String name = RangeConfigMaps.name(V4, 2);
+    String name = ShardNames.name(V4, 2);
 
     // The watch event comes before the API server's answer.
     reader.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
@@ -153,10 +153,10 @@ class StoredShardsTest {
    * loaded version, {@code writing} first) and has the watch bring the stored version; returns it.
    */
   private ConfigMap writeShard2(String storedVersion, boolean answerFirst) {
-    String name = RangeConfigMaps.name(V4, 2);
+    String name = ShardNames.name(V4, 2);
     ConfigMap base = shards.loaded(name);
     ConfigMap desired = RangeConfigMaps.encodeWindow(base, reader.exportWindow(V4, 2 * 512, 3 * 512),
-        RangeConfigMaps.LedgerMemo.NONE);
+        LedgerMemo.NONE);
     desired.getMetadata().setResourceVersion(base.getMetadata().getResourceVersion());
     assertThat(RangeConfigMaps.sameContent(base, desired)).as("the write changes the shard").isFalse();
     shards.writing(desired);
@@ -171,7 +171,7 @@ class StoredShardsTest {
   @Test
   void anEventNoNewerThanTheLoadedVersionLoadsNothing() {
     loadEverything();
-    String name = RangeConfigMaps.name(V4, 2);
+    String name = ShardNames.name(V4, 2);
     String loadedVersion = shards.loaded(name).getMetadata().getResourceVersion();
     writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
     List<ConfigMap> changed = store(writer, V4);
@@ -218,18 +218,18 @@ class StoredShardsTest {
 
   @Test
   void aShardWhoseBitmapIsLongerThanItsSpanLoadsItsWholeKindWhichReportsAProblem() {
-    byte[] bits = new byte[RangeConfigMaps.MIN_SHARD_SPAN / 8 + 1];
+    byte[] bits = new byte[ShardLayout.MIN_SHARD_SPAN / 8 + 1];
     bits[0] = 1;  // big-endian: offset 512 of a shard of 512
     aCorruptShardLoadsItsWholeKind(Base64.getEncoder().encodeToString(bits), "longer than its 512 offsets");
   }
 
   private void aCorruptShardLoadsItsWholeKind(String allocation, String why) {
     loadEverything();
-    String name = RangeConfigMaps.name(V4, 3);
+    String name = ShardNames.name(V4, 3);
     ConfigMap good = shards.loaded(name);
     ConfigMap corrupt = new ConfigMapBuilder(withVersion(good, nextVersion()))
         .addToBinaryData(RangeConfigMaps.ALLOCATION, allocation).build();
-    assertThatThrownBy(() -> RangeConfigMaps.decodeWindow(V4, corrupt, RangeConfigMaps.LedgerMemo.NONE))
+    assertThatThrownBy(() -> RangeConfigMaps.decodeWindow(V4, corrupt, LedgerMemo.NONE))
         .as("no window can be read from it").hasMessageContaining(why);
 
     watch.onUpdate(good, corrupt);
@@ -253,7 +253,7 @@ class StoredShardsTest {
   @Test
   void aDeletedShardLoadsItsWholeKindWhichFindsItMissing() {
     loadEverything();
-    String name = RangeConfigMaps.name(V4, 5);
+    String name = ShardNames.name(V4, 5);
 
     watch.onDelete(shards.latest(name), false);
     assertThat(wakes).hasValue(1);
@@ -309,9 +309,9 @@ class StoredShardsTest {
     loadEverything();
     writer.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
     List<ConfigMap> changed = store(writer, PODS);
-    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(RangeConfigMaps.name(PODS, 0));
+    assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(PODS, 0));
     ConfigMap shard = changed.get(0);
-    assertThat(RangeConfigMaps.placeOf(shard)).as("not a bitmap shard").isEmpty();
+    assertThat(ShardLayout.placeOf(shard)).as("not a bitmap shard").isEmpty();
 
     watch.onUpdate(shards.loaded(nameOf(shard)), shard);
     assertThat(wakes).hasValue(1);
@@ -346,7 +346,7 @@ class StoredShardsTest {
   @Test
   void aShardReadAgainThatIsGoneLoadsItsWholeKind() {
     loadEverythingFromTheApi();
-    String name = RangeConfigMaps.name(V4, 5);
+    String name = ShardNames.name(V4, 5);
     client.configMaps().inNamespace(NS).withName(name).delete();
 
     shards.reread(Set.of(name));
@@ -415,7 +415,7 @@ class StoredShardsTest {
   /** Another replica takes 10.96.4.7 and writes shard 2 of the Service range to the API server. */
   private ConfigMap anotherReplicaWritesShard2ToTheApi() {
     writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
-    String name = RangeConfigMaps.name(V4, 2);
+    String name = ShardNames.name(V4, 2);
     ConfigMap shard = RangeConfigMaps.encode(writer.export(V4), NS).get(2);
     shard.getMetadata().setResourceVersion(
         client.configMaps().inNamespace(NS).withName(name).get().getMetadata().getResourceVersion());

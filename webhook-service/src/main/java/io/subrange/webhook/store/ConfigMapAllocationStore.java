@@ -452,7 +452,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     List<RangeState.Entry> stored = new ArrayList<>();
     for (ConfigMap shard : shards.all()) {
       if (ShardNames.keyOf(shard).filter(key::equals).isPresent()) {
-        stored.addAll(HolderLedger.readableEntries(shard));
+        stored.addAll(LedgerCodec.readableEntries(shard));
       }
     }
     if (stored.isEmpty()) {

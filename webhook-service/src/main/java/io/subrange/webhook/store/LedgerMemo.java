@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The holder ledgers ({@link HolderLedger}) last written or read, by shard: a commit encodes every
+ * The holder ledgers ({@link LedgerCodec}) last written or read, by shard: a commit encodes every
  * shard of the ranges it touched and a reload decodes every shard of a kind, but only a few
  * shards' holders change between them, and compressing or expanding the others again would be
  * most of a write's cost. Not needed for correctness: a ledger is reused only for exactly the same
@@ -55,7 +55,7 @@ public final class LedgerMemo {
       return known.base64();
     }
     Map<String, RangeState.Entry> lines = remembers ? new HashMap<>() : null;
-    String base64 = Base64.getEncoder().encodeToString(HolderLedger.gzip(HolderLedger.ledger(entries, lines)));
+    String base64 = Base64.getEncoder().encodeToString(LedgerCodec.gzip(LedgerCodec.ledger(entries, lines)));
     remember(shard, new Ledger(List.copyOf(entries), base64, lines));
     return base64;
   }
@@ -74,7 +74,7 @@ public final class LedgerMemo {
     }
     Map<String, RangeState.Entry> lines = new HashMap<>();
     List<String> skipped = new ArrayList<>();
-    List<RangeState.Entry> entries = List.copyOf(HolderLedger.unledger(HolderLedger.gunzip(
+    List<RangeState.Entry> entries = List.copyOf(LedgerCodec.unledger(LedgerCodec.gunzip(
         RangeConfigMaps.binary(shard, RangeConfigMaps.HOLDERS), name), name, skipped,
         known == null ? Map.of() : known.lines(), remembers ? lines : null));
     skipped.forEach(log::warn);

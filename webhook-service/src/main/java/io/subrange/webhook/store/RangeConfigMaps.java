@@ -29,7 +29,7 @@ import java.util.function.Function;
  *       relative to the shard's first offset; the sparse encoding for sparse ranges; see
  *       {@link ShardEncoding});
  *   <li>{@code binaryData.holders.gz}: who holds each value and since when, one line per value
- *       ({@link HolderLedger});
+ *       ({@link LedgerCodec});
  *   <li>labels naming the kind, range and family (to list and watch them), and annotations with
  *       the range, encoding, static band and shard.
  * </ul>

@@ -57,7 +57,7 @@ class RangeConfigMapsTest {
     RangeState state = store.export(V4);
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns", memo);
     RangeState.Entry first = state.entries().get(0);
-    int shardOfFirst = shards.entrySet().stream().filter(e -> HolderLedger.unledger(HolderLedger.gunzip(
+    int shardOfFirst = shards.entrySet().stream().filter(e -> LedgerCodec.unledger(LedgerCodec.gunzip(
         Base64.getDecoder().decode(e.getValue().getBinaryData().get("holders.gz")), "test"), "test").contains(first))
         .findFirst().orElseThrow().getKey();
     ConfigMap other = RangeConfigMaps.encode(new RangeState(V4, state.range(), state.encoding(), state.staticBandSize(),
@@ -196,7 +196,7 @@ class RangeConfigMapsTest {
         + "10.96.0.3\tService\tc\t%zz\t\t5\t5\n"               // a bad escape: left out
         + "garbage\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
     List<String> skipped = new ArrayList<>();
-    List<RangeState.Entry> entries = HolderLedger.unledger(ledger, "shard-0", skipped);
+    List<RangeState.Entry> entries = LedgerCodec.unledger(ledger, "shard-0", skipped);
     assertThat(entries).containsExactly(new RangeState.Entry("10.96.0.1", Holder.service("a", "b", ""), 5, 5));
     assertThat(skipped).hasSize(3).allSatisfy(why -> assertThat(why).contains("shard-0").contains("stays taken"));
   }

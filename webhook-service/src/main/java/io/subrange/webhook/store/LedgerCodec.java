@@ -27,11 +27,11 @@ import org.slf4j.LoggerFactory;
  * (encoding a commit's shards, loading shards, merging a rebuilt state), by the first load on the
  * thread that starts the store, and from tests.
  */
-final class HolderLedger {
+final class LedgerCodec {
 
-  private static final Logger log = LoggerFactory.getLogger(HolderLedger.class);
+  private static final Logger log = LoggerFactory.getLogger(LedgerCodec.class);
 
-  private HolderLedger() {
+  private LedgerCodec() {
   }
 
   /**

@@ -106,10 +106,16 @@ class InstalledSubrangeIT {
     });
     assertThat(pods("subrange-reconciler")).singleElement()
         .satisfies(pod -> assertThat(pod.getSpec().getHostNetwork()).isTrue());
-    // Serving TLS through BoringSSL, as built into the image: the native library unpacks into the
-    // pod's /tmp (the root filesystem is read-only).
-    assertThat(webhookPods).allSatisfy(pod -> assertThat(client.pods().inNamespace(SYSTEM)
-        .withName(pod.getMetadata().getName()).getLog()).contains("TLS engine: BoringSSL through netty-tcnative"));
+    // TLS through BoringSSL, serving and to the API server, as built into the image: the native
+    // library unpacks into the pod's /tmp (the root filesystem is read-only).
+    assertThat(webhookPods).allSatisfy(pod -> assertThat(log(pod))
+        .contains("TLS engine: BoringSSL through netty-tcnative")
+        .contains("API server client TLS: BoringSSL through netty-tcnative"));
+    assertThat(log(pods("subrange-reconciler").get(0))).contains("API server client TLS: BoringSSL through netty-tcnative");
+  }
+
+  private static String log(Pod pod) {
+    return client.pods().inNamespace(SYSTEM).withName(pod.getMetadata().getName()).getLog();
   }
 
   /**

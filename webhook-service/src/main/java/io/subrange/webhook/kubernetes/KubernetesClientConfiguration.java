@@ -1,7 +1,6 @@
 package io.subrange.webhook.kubernetes;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -17,6 +16,6 @@ class KubernetesClientConfiguration {
 
   @Bean(destroyMethod = "close")
   KubernetesClient kubernetesClient() {
-    return new KubernetesClientBuilder().build();
+    return KubernetesClients.fromEnvironment();
   }
 }

@@ -3,7 +3,6 @@ package io.subrange.webhook.store;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.subrange.allocator.band.AnchoredRandom;
 import io.subrange.allocator.net.Cidr;
@@ -26,6 +25,7 @@ import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.Failures;
+import io.subrange.webhook.kubernetes.KubernetesClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -126,11 +126,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    */
   public static KubernetesClient clientFor(KubernetesClient shared, Duration budget) {
     int timeout = (int) requestTimeout(budget).toMillis();
-    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(shared.getConfiguration())
+    return KubernetesClients.build(new ConfigBuilder(shared.getConfiguration())
         .withRequestRetryBackoffLimit(0)
         .withRequestTimeout(timeout)
         .withConnectionTimeout(timeout)
-        .build()).build();
+        .build());
   }
 
   /**

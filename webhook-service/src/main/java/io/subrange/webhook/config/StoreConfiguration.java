@@ -49,7 +49,8 @@ class StoreConfiguration {
         AnchoredRandom anchor = new AnchoredRandom();
         InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), anchor);
         ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, ConfigMapAllocationStore.clientFor(client, budget),
-            properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry));
+            properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
+            .lingerBeforeCommit(properties.kubernetes().commitLinger());
         store.start(properties.kubernetes().startupTimeout());
         yield store;
       }

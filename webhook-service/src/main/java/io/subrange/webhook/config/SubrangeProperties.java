@@ -126,12 +126,16 @@ public record SubrangeProperties(
    * @param reconcileInterval how often range objects' finalizers and status are brought up to date
    * @param namespace subrange's own namespace, where the store's ConfigMaps and the reconciler's
    *     Lease live; empty for the client's (the pod's namespace in a cluster)
+   * @param commitLinger how long an allocation may wait for others to share its ConfigMap write
+   *     (group commit): fewer writes for the API server, etcd and every replica's watch, for at
+   *     most this much more latency per create
    */
   public record Kubernetes(
       @DefaultValue("true") boolean enabled,
       @NotNull @DefaultValue("30s") Duration startupTimeout,
       @NotNull @DefaultValue("5s") Duration reconcileInterval,
-      @NotNull @DefaultValue("") String namespace) {
+      @NotNull @DefaultValue("") String namespace,
+      @NotNull @DefaultValue("0ms") Duration commitLinger) {
 
     /** The configured namespace, else the client's ({@code clientNamespace}), else "default". */
     public String namespaceOr(String clientNamespace) {

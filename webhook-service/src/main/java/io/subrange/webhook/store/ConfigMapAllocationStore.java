@@ -111,6 +111,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
+   * Lets each request wait up to {@code linger} after it arrived for others to share its write
+   * (see {@code subrange.kubernetes.commit-linger}); zero, the default, writes as soon as the
+   * committer is free.
+   */
+  public ConfigMapAllocationStore lingerBeforeCommit(Duration linger) {
+    committer.lingerBeforeCommit(linger);
+    return this;
+  }
+
+  /**
    * How long one ConfigMap request may take: a quarter of the budget, at least 250 ms. A request
    * gets no new attempt once less than this is left of its budget, so an answer (stored, or 503)
    * never comes later than the budget, however slow the API server is.

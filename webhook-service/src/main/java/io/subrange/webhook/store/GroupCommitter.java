@@ -66,6 +66,8 @@ final class GroupCommitter {
   private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
   /** Tasks taken from the queue during a commit, to run after it (committer thread only). */
   private final List<Control> deferred = new ArrayList<>();
+  /** How long a request waits for others to share its write ({@link #lingerForCompany}); 0: none. */
+  private volatile long lingerNanos;
   private final Thread thread;
   private volatile boolean running;
 
@@ -92,6 +94,16 @@ final class GroupCommitter {
   /** From now on requests are queued, not refused; they wait for {@link #start}. */
   void acceptRequests() {
     running = true;
+  }
+
+  /**
+   * Lets a request wait up to {@code linger} after it arrived for other requests to share its
+   * write: fewer, fuller writes (each write costs the API server, etcd and every replica's watch
+   * as much as the allocations in it), for at most that much more latency per request. A request
+   * that already waited that long behind a commit in flight goes at once.
+   */
+  void lingerBeforeCommit(Duration linger) {
+    lingerNanos = linger.toNanos();
   }
 
   /** Starts the committer thread. */
@@ -194,6 +206,9 @@ final class GroupCommitter {
     if (first != null) {
       tasks.add(first);
       queue.drainTo(tasks, MAX_BATCH - 1);
+      if (first instanceof Mutation<?> request) {
+        lingerForCompany(request.arrived, tasks);
+      }
     }
     shards.refresh(engine);
     List<Mutation<?>> batch = new ArrayList<>();
@@ -206,6 +221,20 @@ final class GroupCommitter {
       }
     }
     return batch;
+  }
+
+  /** Takes what arrives until {@code lingerNanos} after the first request arrived (or the batch is full). */
+  private void lingerForCompany(long firstArrived, List<Task> tasks) throws InterruptedException {
+    long deadline = firstArrived + lingerNanos;
+    for (long left = deadline - System.nanoTime(); left > 0 && tasks.size() < MAX_BATCH;
+        left = deadline - System.nanoTime()) {
+      Task next = queue.poll(left, TimeUnit.NANOSECONDS);
+      if (next == null) {
+        return;
+      }
+      tasks.add(next);
+      queue.drainTo(tasks, MAX_BATCH - tasks.size());
+    }
   }
 
   /** Commits a batch; what is not stored by the end (after an error, or at shutdown) is answered 503. */

@@ -263,6 +263,37 @@ class ConfigMapAllocationStoreIT {
   }
 
   @Test
+  void aCommitLingerLetsRequestsArrivingCloseTogetherShareOneWrite() throws Exception {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    // One shard (a /24 is below the smallest shard span), so a write is a commit.
+    ConfigMapAllocationStore store = replica("10.96.0.0/24", metrics);
+    initialize(store);
+
+    long alone = writesForTrickle(store, metrics, "alone");
+    store.lingerBeforeCommit(Duration.ofSeconds(1));
+    long started = System.nanoTime();
+    long lingered = writesForTrickle(store, metrics, "lingered");
+    long tookMillis = (System.nanoTime() - started) / 1_000_000;
+
+    assertThat(lingered).as("8 requests within 210 ms, each waiting up to 1 s for company").isEqualTo(1);
+    assertThat(alone).as("the same without a linger").isGreaterThan(1);
+    assertThat(tookMillis).as("the first request waited out the linger").isGreaterThanOrEqualTo(950);
+  }
+
+  /** Eight ClusterIP requests 30 ms apart; the ConfigMap writes they took. */
+  private static long writesForTrickle(ConfigMapAllocationStore store, StoreMetrics metrics, String prefix)
+      throws Exception {
+    long before = metrics.writes();
+    List<CompletableFuture<Reservation>> answers = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      answers.add(store.reserve(service(prefix + i, false)));
+      Thread.sleep(30);
+    }
+    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+    return metrics.writes() - before;
+  }
+
+  @Test
   void releasesOnOneReplicaFreeTheValueForTheOther() {
     ConfigMapAllocationStore one = replica("10.96.0.0/24");
     initialize(one);

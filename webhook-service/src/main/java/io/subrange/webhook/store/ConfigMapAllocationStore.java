@@ -3,6 +3,7 @@ package io.subrange.webhook.store;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.subrange.allocator.band.AnchoredRandom;
 import io.subrange.allocator.net.Cidr;
@@ -68,6 +69,8 @@ import org.slf4j.LoggerFactory;
 public final class ConfigMapAllocationStore implements AllocationStore, RebuildableStore, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ConfigMapAllocationStore.class);
+  /** Between attempts to list the stored shards at start. */
+  private static final Duration STARTUP_RETRY_PAUSE = Duration.ofMillis(500);
 
   private final InMemoryAllocationStore engine;
   private final KubernetesClient client;
@@ -144,26 +147,61 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
-   * Lists the stored shards, keeps watching them, and starts committing.
+   * Lists the stored shards, keeps watching them, and starts committing. A list that fails (each
+   * request may take only {@link #requestTimeout}) is tried again until {@code timeout}; a refusal
+   * (401, 403) is not.
    *
    * @throws IllegalStateException when the ConfigMaps cannot be listed within {@code timeout}
    */
   public void start(Duration timeout) {
-    informer = client.configMaps().inNamespace(namespace).withLabel(ShardNames.KIND_LABEL).runnableInformer(0);
-    informer.addEventHandler(shards.watch(committer::wake));
-    try {
-      informer.start().toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      informer.stop();
-      throw new IllegalStateException("could not list subrange's ConfigMaps in namespace " + namespace + " within "
-          + timeout.toSeconds() + " s: " + Failures.rootMessage(e) + ". subrange.store=kubernetes keeps allocations"
-          + " there; check that the namespace exists and that subrange may list, watch and update ConfigMaps in it", e);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (int attempt = 1; ; attempt++) {
+      informer = client.configMaps().inNamespace(namespace).withLabel(ShardNames.KIND_LABEL).runnableInformer(0);
+      informer.addEventHandler(shards.watch(committer::wake));
+      try {
+        long left = Math.max(1, deadline - System.nanoTime());
+        informer.start().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
+        break;
+      } catch (InterruptedException e) {
+        informer.stop();
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while listing subrange's ConfigMaps", e);
+      } catch (Exception e) {
+        informer.stop();
+        // Each request gives up within the admission budget's request timeout, which a busy API
+        // server (or a node short of CPU at start) can miss: try again until the startup timeout.
+        // A refusal (403, 401) will not change by waiting.
+        long left = deadline - System.nanoTime();
+        if (refused(e) || left < STARTUP_RETRY_PAUSE.toNanos()) {
+          throw new IllegalStateException("could not list subrange's ConfigMaps in namespace " + namespace
+              + " (" + attempt + (attempt == 1 ? " attempt" : " attempts") + " within " + timeout.toSeconds() + " s): "
+              + Failures.rootMessage(e) + ". subrange.store=kubernetes keeps allocations there; check that the"
+              + " namespace exists and that subrange may list, watch and update ConfigMaps in it", e);
+        }
+        log.warn("Listing subrange's ConfigMaps in namespace {} failed (attempt {}), trying again: {}", namespace,
+            attempt, Failures.rootMessage(e));
+        try {
+          Thread.sleep(STARTUP_RETRY_PAUSE.toMillis());
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while listing subrange's ConfigMaps", interrupted);
+        }
+      }
     }
     informer.getStore().list().forEach(shards::remember);
     committer.acceptRequests();
     engine.rangeKeys().forEach(shards::markStale);
     shards.refresh(engine);
     committer.start();
+  }
+
+  private static boolean refused(Throwable failure) {
+    for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+      if (cause instanceof KubernetesClientException client && (client.getCode() == 401 || client.getCode() == 403)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

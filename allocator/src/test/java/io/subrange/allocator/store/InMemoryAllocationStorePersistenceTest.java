@@ -201,12 +201,12 @@ class InMemoryAllocationStorePersistenceTest {
   }
 
   @Test
-  void aStrayHolderLineOfAFreeValueStopsCountingOnceAnotherObjectTakesIt() {
+  void aHolderLineOfAValueTheBitsLeaveFreeIsLeftOut() {
     InMemoryAllocationStore store = store();
     RangeKey wide = RangeKey.serviceIps("wide", IpFamily.IPV4);
     RangeState empty = store().export(wide);
     IpAddress address = IpAddress.parse("10.0.2.2");
-    // Not taken by the bits, but named on a holder line: web is on record for it after loading.
+    // Named on a holder line, but not taken by the bits (a damaged or hand-edited shard).
     store.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(new RangeState(wide, empty.range(),
         empty.encoding(), empty.staticBandSize(), empty.allocation(), List.of(new RangeState.Entry(address.toString(),
         web, 1)))));
@@ -214,18 +214,20 @@ class InMemoryAllocationStorePersistenceTest {
     store.restore(RangeKey.Kind.NODE_PORTS, null, List.of(new RangeState(RangeKey.nodePorts(), emptyPorts.range(),
         emptyPorts.encoding(), emptyPorts.staticBandSize(), emptyPorts.allocation(),
         List.of(new RangeState.Entry("30005", web, 1)))));
-    assertThat(store.holdsAnythingFor(web)).isTrue();
+    assertThat(store.holdsAnythingFor(web)).as("the bits are the authority").isFalse();
+    assertThat(store.holderOf(address)).isEmpty();
+    assertThat(store.holderOfNodePort(30005)).isEmpty();
 
+    // So web's retry cannot claim them back while another object takes them.
     store.reserve(new ReservationRequest(api, List.of(IpClaim.specific(address)), List.of(PortClaim.specific(30005)),
         false)).join();
     assertThat(store.holderOf(address)).contains(api);
-    assertThat(store.holdsAnythingFor(web)).as("api holds both values now").isFalse();
-    store.releaseIp(address, api).join();
-    store.releaseNodePort(30005, api).join();
     Reservation again = store.reserve(new ReservationRequest(web, List.of(IpClaim.dynamic(IpFamily.IPV4)),
         List.of(PortClaim.dynamic()), false)).join();
     assertThat(again.ips().get(0).alreadyHeld()).as("nothing of web's to take back").isFalse();
+    assertThat(again.ips().get(0).address()).isNotEqualTo(address);
     assertThat(again.ports().get(0).alreadyHeld()).isFalse();
+    assertThat(again.ports().get(0).port()).isNotEqualTo(30005);
   }
 
   @Test

@@ -2,7 +2,7 @@ package io.subrange.webhook.config;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.subrange.allocator.band.AnchoredRandom;
+import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
@@ -46,7 +46,7 @@ class StoreConfiguration {
         }
         Duration budget = commitBudget(properties);
         // Each replica allocates around its own anchor, so replicas mostly write different shards.
-        AnchoredRandom anchor = new AnchoredRandom();
+        AnchoredStart anchor = new AnchoredStart();
         InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), anchor);
         ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry));

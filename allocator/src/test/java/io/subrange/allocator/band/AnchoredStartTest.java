@@ -6,11 +6,11 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-class AnchoredRandomTest {
+class AnchoredStartTest {
 
   @Test
   void startsStayNearTheAnchorUntilItMoves() {
-    AnchoredRandom random = new AnchoredRandom();
+    AnchoredStart random = new AnchoredStart();
     Set<Integer> windows = new HashSet<>();
     for (int i = 0; i < 1000; i++) {
       int start = random.nextInt(1_000_000);
@@ -28,7 +28,7 @@ class AnchoredRandomTest {
 
   @Test
   void anAnchoredBitmapFillsOneRegionFirstAndStillKeepsTheBands() {
-    AllocationBitmap bitmap = new AllocationBitmap(65_536, 256, new AnchoredRandom());
+    AllocationBitmap bitmap = new AllocationBitmap(65_536, 256, new AnchoredStart());
     long band = 65_536 - 256;
     long first = bitmap.allocateNext();
     for (int i = 0; i < 400; i++) {
@@ -42,10 +42,10 @@ class AnchoredRandomTest {
 
   @Test
   void hugeBoundsNeverLoop() {
-    SparseAllocationSet sparse = new SparseAllocationSet(-1L, 256, new AnchoredRandom());
+    SparseAllocationSet sparse = new SparseAllocationSet(-1L, 256, new AnchoredStart());
     for (int i = 0; i < 1000; i++) {
       assertThat(Long.compareUnsigned(sparse.allocateNext(), 256)).isGreaterThanOrEqualTo(0);
     }
-    assertThat(new AnchoredRandom().nextLong(5)).isBetween(0L, 4L);
+    assertThat(new AnchoredStart().nextLong(5)).isBetween(0L, 4L);
   }
 }

@@ -12,7 +12,7 @@ import java.util.random.RandomGenerator;
  *
  * <p>Any thread may use it, like {@link ThreadLocalRandomGenerator}.
  */
-public final class AnchoredRandom implements RandomGenerator {
+public final class AnchoredStart implements RandomGenerator {
 
   /** How far past the anchor a start may fall: starts stay within a word or two of the bitmap. */
   static final int SPREAD = 64;
@@ -20,7 +20,7 @@ public final class AnchoredRandom implements RandomGenerator {
   private volatile double anchor;
   private volatile long anchorBits;
 
-  public AnchoredRandom() {
+  public AnchoredStart() {
     reanchor();
   }
 

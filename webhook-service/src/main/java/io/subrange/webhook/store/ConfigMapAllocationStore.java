@@ -95,8 +95,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
-   * @param anchor the engine's source of start offsets, moved after a write lost to another
-   *     replica so replicas spread over a range's shards
+   * @param anchor the engine's start strategy, moved after a write lost to another replica so
+   *     replicas spread over a range's shards
    */
   public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredStart anchor, KubernetesClient client,
       String namespace, Duration budget, StoreMetrics metrics) {

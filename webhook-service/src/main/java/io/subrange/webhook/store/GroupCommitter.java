@@ -70,8 +70,8 @@ final class GroupCommitter {
   private volatile boolean running;
 
   /**
-   * @param anchor the engine's source of start offsets, moved after a write lost to another
-   *     replica so replicas spread over a range's shards; null when starts are uniform
+   * @param anchor the engine's start strategy, moved after a write lost to another replica so
+   *     replicas spread over a range's shards; null when starts are uniform
    * @param budget how long a request may wait for its write before it is answered 503
    */
   GroupCommitter(InMemoryAllocationStore engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,

@@ -1,7 +1,7 @@
 package io.subrange.benchmarks;
 
 import io.subrange.allocator.band.AllocationBitmap;
-import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.band.UniformStart;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -39,7 +39,7 @@ public class BitmapAllocationBenchmark {
 
   @Setup(Level.Trial)
   public void fill() {
-    bitmap = new AllocationBitmap(SLASH_12, 256, ThreadLocalRandomGenerator.INSTANCE);
+    bitmap = new AllocationBitmap(SLASH_12, 256, UniformStart.THREAD_LOCAL);
     fillAtRandom(bitmap, fill, new SplittableRandom(42));
   }
 

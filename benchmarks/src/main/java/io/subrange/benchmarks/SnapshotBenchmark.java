@@ -1,7 +1,7 @@
 package io.subrange.benchmarks;
 
 import io.subrange.allocator.band.AllocationBitmap;
-import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.band.UniformStart;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -34,9 +34,9 @@ public class SnapshotBenchmark {
 
   @Setup(Level.Trial)
   public void halfFull() {
-    source = new AllocationBitmap(BitmapAllocationBenchmark.SLASH_12, 256, ThreadLocalRandomGenerator.INSTANCE);
+    source = new AllocationBitmap(BitmapAllocationBenchmark.SLASH_12, 256, UniformStart.THREAD_LOCAL);
     BitmapAllocationBenchmark.fillAtRandom(source, 0.5, new SplittableRandom(7));
-    target = new AllocationBitmap(BitmapAllocationBenchmark.SLASH_12, 256, ThreadLocalRandomGenerator.INSTANCE);
+    target = new AllocationBitmap(BitmapAllocationBenchmark.SLASH_12, 256, UniformStart.THREAD_LOCAL);
     encoded = source.snapshot();
   }
 

@@ -2,6 +2,7 @@ package io.subrange.benchmarks;
 
 import io.subrange.allocator.band.SparseAllocationSet;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.band.UniformStart;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
@@ -37,7 +38,7 @@ public class SparseAllocationBenchmark {
 
   @Setup(Level.Trial)
   public void hold100k() {
-    set = new SparseAllocationSet(-1L, 256, ThreadLocalRandomGenerator.INSTANCE);  // a /64: 2^64-1
+    set = new SparseAllocationSet(-1L, 256, UniformStart.THREAD_LOCAL);  // a /64: 2^64-1
     pool = new ServiceIpPool(IpFamily.IPV6, ThreadLocalRandomGenerator.INSTANCE);
     pool.add("wide", Cidr.parse("fd00:10::/64"));
     for (int i = 0; i < HELD; i++) {

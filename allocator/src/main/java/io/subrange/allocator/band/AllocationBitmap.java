@@ -3,7 +3,6 @@ package io.subrange.allocator.band;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.function.LongConsumer;
-import java.util.random.RandomGenerator;
 
 /**
  * A {@link BandedAllocator} holding one bit per offset, for ranges up to {@link #MAX_SIZE}.
@@ -20,7 +19,7 @@ public final class AllocationBitmap implements BandedAllocator {
 
   private final int size;
   private final int staticBandSize;
-  private final RandomGenerator random;
+  private final StartStrategy starts;
   /** Bit i of the range is bit (i & 63) of words[i >>> 6]; bits past {@code size} stay set. */
   private final long[] words;
   /** Bit w is set while words[w] has a clear bit. */
@@ -28,7 +27,7 @@ public final class AllocationBitmap implements BandedAllocator {
   private int used;
   private int usedInStaticBand;
 
-  public AllocationBitmap(long size, long staticBandSize, RandomGenerator random) {
+  public AllocationBitmap(long size, long staticBandSize, StartStrategy starts) {
     if (size <= 0 || size > MAX_SIZE) {
       throw new IllegalArgumentException("bitmap size must be 1.." + MAX_SIZE + ", not " + size);
     }
@@ -37,7 +36,7 @@ public final class AllocationBitmap implements BandedAllocator {
     }
     this.size = (int) size;
     this.staticBandSize = (int) staticBandSize;
-    this.random = random;
+    this.starts = starts;
     this.words = new long[(this.size + 63) >>> 6];
     this.wordsWithRoom = new long[(words.length + 63) >>> 6];
     clear();
@@ -102,12 +101,12 @@ public final class AllocationBitmap implements BandedAllocator {
     return found >= 0 ? found : scanBand(0, staticBandSize);
   }
 
-  /** A free offset in [from, to): from a random start, forward, wrapping inside the band. */
+  /** A free offset in [from, to): from the strategy's start, forward, wrapping inside the band. */
   private long scanBand(int from, int to) {
     if (from >= to) {
       return -1;
     }
-    int start = from + random.nextInt(to - from);
+    int start = from + starts.startIn(to - from);
     int found = nextFree(start, to);
     if (found < 0 && start > from) {
       found = nextFree(from, start);

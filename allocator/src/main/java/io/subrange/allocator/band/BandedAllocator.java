@@ -7,10 +7,10 @@ import java.util.function.LongConsumer;
  * Allocates offsets {@code 0 .. size-1} of one range, split into a static band
  * {@code [0, staticBandSize)} and a dynamic band {@code [staticBandSize, size)}.
  *
- * <p>{@link #allocateNext()} prefers the dynamic band: it starts at a random offset inside it
- * and scans forward, wrapping inside that band; only when the dynamic band is full does it do
- * the same inside the static band. {@link #allocate(long)} takes any free offset in either
- * band.
+ * <p>{@link #allocateNext()} prefers the dynamic band: it starts at the offset its
+ * {@link StartStrategy} picks inside it and scans forward, wrapping inside that band; only when
+ * the dynamic band is full does it do the same inside the static band. {@link #allocate(long)}
+ * takes any free offset in either band.
  *
  * <p>Implementations are not thread-safe, like {@link java.util.BitSet}; the domain allocators
  * that own them serialize access.

@@ -3,7 +3,6 @@ package io.subrange.allocator.band;
 import java.io.ByteArrayOutputStream;
 import java.util.Arrays;
 import java.util.function.LongConsumer;
-import java.util.random.RandomGenerator;
 
 /**
  * A {@link BandedAllocator} for ranges too large for one bit per offset: IPv6 Service ranges up
@@ -12,9 +11,9 @@ import java.util.random.RandomGenerator;
  * range.
  *
  * <p>Sizes and offsets are unsigned 64-bit values: a /64 has size 2^64-1, which reads as -1
- * as a signed long. Dynamic allocation draws a uniform random start inside the dynamic band and
- * takes the first free offset at or after it, wrapping inside the band, exactly like the
- * bitmap; at realistic fill the start itself is free, so it is O(1) expected.
+ * as a signed long. Dynamic allocation asks its {@link StartStrategy} for a start inside the
+ * dynamic band and takes the first free offset at or after it, wrapping inside the band, exactly
+ * like the bitmap; at realistic fill the start itself is free, so it is O(1) expected.
  *
  * <p>Snapshot format (not RangeAllocation's bit array, which would be 2^64 bits): the count,
  * then the taken offsets in ascending unsigned order as deltas, all as unsigned LEB128 varints.
@@ -27,7 +26,7 @@ public final class SparseAllocationSet implements BandedAllocator {
 
   private final long size;
   private final long staticBandSize;
-  private final RandomGenerator random;
+  private final StartStrategy starts;
   private long[] slots;
   private int used;
   private int usedInStaticBand;
@@ -36,7 +35,7 @@ public final class SparseAllocationSet implements BandedAllocator {
    * @param size number of offsets, unsigned: up to 2^64-1 (pass -1 for a /64)
    * @param staticBandSize at most {@code size}
    */
-  public SparseAllocationSet(long size, long staticBandSize, RandomGenerator random) {
+  public SparseAllocationSet(long size, long staticBandSize, StartStrategy starts) {
     if (size == 0) {
       throw new IllegalArgumentException("size must be at least 1");
     }
@@ -46,7 +45,7 @@ public final class SparseAllocationSet implements BandedAllocator {
     }
     this.size = size;
     this.staticBandSize = staticBandSize;
-    this.random = random;
+    this.starts = starts;
     this.slots = emptySlots(MIN_CAPACITY);
   }
 
@@ -93,27 +92,15 @@ public final class SparseAllocationSet implements BandedAllocator {
     return EMPTY;
   }
 
-  /** A free offset in [from, from + length) from a random start, forward, wrapping; the band has room. */
+  /** A free offset in [from, from + length) from the strategy's start, forward, wrapping; the band has room. */
   private long scanBand(long from, long length) {
-    long start = uniformBelow(length);
+    long start = starts.startInUnsigned(length);
     for (long i = 0; ; i++) {
       long at = from + Long.remainderUnsigned(start + i, length);
       if (!contains(at)) {
         return at;
       }
     }
-  }
-
-  /** A uniform unsigned value in [0, bound), bound unsigned and non-zero. */
-  private long uniformBelow(long bound) {
-    if (bound > 0) {
-      return random.nextLong(bound);
-    }
-    long candidate;
-    do {
-      candidate = random.nextLong();  // bound >= 2^63: at least half of all draws are below it
-    } while (Long.compareUnsigned(candidate, bound) >= 0);
-    return candidate;
   }
 
   @Override

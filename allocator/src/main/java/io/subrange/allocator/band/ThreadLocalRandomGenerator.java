@@ -5,8 +5,9 @@ import java.util.random.RandomGenerator;
 
 /**
  * A {@link RandomGenerator} that any thread may share: each call uses the calling thread's
- * {@link ThreadLocalRandom}. Allocators take a generator so tests can seed them; this is the one
- * to use in production (java.util.Random is thread-safe too, but pays a CAS per draw).
+ * {@link ThreadLocalRandom}. It is production's uniform randomness: the choice between ranges
+ * ({@code ServiceIpPool}) and the draws of {@link UniformStart#THREAD_LOCAL}. Engines take a
+ * generator so tests can seed them (java.util.Random is thread-safe too, but pays a CAS per draw).
  */
 public final class ThreadLocalRandomGenerator implements RandomGenerator {
 

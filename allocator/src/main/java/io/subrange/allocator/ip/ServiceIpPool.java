@@ -6,6 +6,8 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.band.RangeUsage;
+import io.subrange.allocator.band.StartStrategy;
+import io.subrange.allocator.band.UniformStart;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -26,19 +28,33 @@ import java.util.stream.Collectors;
  *
  * <p>Dynamic allocation keeps KEP-3070's bands across ranges: every live range's dynamic band
  * is used before any static band. Among ranges with room the pool picks one at random,
- * weighted by its free addresses, so load spreads in proportion to size.
+ * weighted by its free addresses, so load spreads in proportion to size. That choice is always
+ * uniform; only where allocation starts inside the chosen range's band follows the
+ * {@link StartStrategy}.
  *
  * <p>Thread-safe: every method holds the pool's lock.
  */
 public final class ServiceIpPool {
 
   private final IpFamily family;
-  private final RandomGenerator random;
+  private final StartStrategy starts;
+  /** Picks among ranges with room; uniform, whatever the start strategy. */
+  private final RandomGenerator choices;
   private final Map<String, Member> members = new TreeMap<>();
 
+  /** Starts and choices both uniform, drawn from {@code random} (tests pass a seeded one). */
   public ServiceIpPool(IpFamily family, RandomGenerator random) {
+    this(family, new UniformStart(random), random);
+  }
+
+  /**
+   * @param starts where dynamic allocation starts inside a range's band
+   * @param choices picks among ranges with room, weighted by free addresses; must be uniform
+   */
+  public ServiceIpPool(IpFamily family, StartStrategy starts, RandomGenerator choices) {
     this.family = family;
-    this.random = random;
+    this.starts = starts;
+    this.choices = choices;
   }
 
   /** The outcome of taking a specific address. */
@@ -73,7 +89,7 @@ public final class ServiceIpPool {
       return;
     }
     ServiceIpRange range = ServiceIpRange.of(cidr);
-    Member added = new Member(range, BandedAllocators.create(range.size(), range.staticBandSize(), random));
+    Member added = new Member(range, BandedAllocators.create(range.size(), range.staticBandSize(), starts));
     for (Member other : members.values()) {
       if (other.range.overlaps(range)) {
         other.forEachAllocated(address -> added.mark(address));
@@ -235,7 +251,7 @@ public final class ServiceIpPool {
     if (candidates.size() <= 1) {
       return candidates.isEmpty() ? null : candidates.get(0);
     }
-    double pick = random.nextDouble() * total;
+    double pick = choices.nextDouble() * total;
     for (Member m : candidates) {
       pick -= RangeUsage.asDouble(dynamicBand ? m.freeInDynamicBand() : m.bits.free());
       if (pick < 0) {

@@ -3,11 +3,11 @@ package io.subrange.allocator.port;
 import io.subrange.allocator.band.AllocationBitmap;
 import io.subrange.allocator.band.BandedAllocator;
 import io.subrange.allocator.band.RangeUsage;
+import io.subrange.allocator.band.StartStrategy;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.function.IntConsumer;
-import java.util.random.RandomGenerator;
 
 /**
  * NodePorts of one {@link PortRange}, with the KEP-3668 band: dynamic allocation uses the ports
@@ -19,9 +19,9 @@ public final class PortAllocator {
   private final PortRange range;
   private final BandedAllocator bits;
 
-  public PortAllocator(PortRange range, RandomGenerator random) {
+  public PortAllocator(PortRange range, StartStrategy starts) {
     this.range = range;
-    this.bits = new AllocationBitmap(range.size(), range.staticBandSize(), random);
+    this.bits = new AllocationBitmap(range.size(), range.staticBandSize(), starts);
   }
 
   public PortRange range() {

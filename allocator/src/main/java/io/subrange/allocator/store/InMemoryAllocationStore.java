@@ -1,6 +1,9 @@
 package io.subrange.allocator.store;
 
 import io.subrange.allocator.band.RangeUsage;
+import io.subrange.allocator.band.StartStrategy;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.band.UniformStart;
 import io.subrange.allocator.ip.ServiceIpPool;
 import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
@@ -60,7 +63,10 @@ public final class InMemoryAllocationStore implements AllocationStore {
    */
   public static final long MAX_REARMED_HOLD_SECONDS = 600;
 
-  private final RandomGenerator random;
+  /** Where dynamic allocation starts in a band, in every range of this store. */
+  private final StartStrategy starts;
+  /** Picks among Service ranges with room; uniform. */
+  private final RandomGenerator choices;
   private final Clock clock;
   private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
   private final PortAllocator nodePorts;
@@ -79,6 +85,9 @@ public final class InMemoryAllocationStore implements AllocationStore {
   private final StoredStates stored;
 
   /**
+   * A store whose starts and range choices are both uniform, drawn from one generator: tests
+   * pass a seeded one, so a run repeats.
+   *
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
    * @param random the source of dynamic start offsets and range choice
    */
@@ -87,9 +96,31 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random, Clock clock) {
-    this.random = random;
+    this(nodePortRange, new UniformStart(random), random, clock);
+  }
+
+  /**
+   * A store for production: dynamic allocation starts where {@code starts} says, range choices
+   * are uniform from the calling thread's random.
+   *
+   * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
+   * @param starts {@link UniformStart#THREAD_LOCAL} alone, an
+   *     {@link io.subrange.allocator.band.AnchoredStart} when replicas share stored state
+   */
+  public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts) {
+    this(nodePortRange, starts, ThreadLocalRandomGenerator.INSTANCE, Clock.systemUTC());
+  }
+
+  /**
+   * @param starts where dynamic allocation starts in a band
+   * @param choices picks among Service ranges with room; must be uniform
+   */
+  public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts, RandomGenerator choices,
+      Clock clock) {
+    this.starts = starts;
+    this.choices = choices;
     this.clock = clock;
-    this.nodePorts = new PortAllocator(nodePortRange, random);
+    this.nodePorts = new PortAllocator(nodePortRange, starts);
     for (IpFamily family : IpFamily.values()) {
       addressHolders.put(family, HolderLedger.onePerObject(new AddressSpace(family), clock));
     }
@@ -110,7 +141,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   @Override
   public synchronized void addServiceRange(String name, Cidr cidr) {
-    ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, random));
+    ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, starts, choices));
     boolean added = !pool.ranges().containsKey(name);
     pool.add(name, cidr);
     if (added) {
@@ -569,11 +600,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
 
   /**
    * A new, empty store that serves only {@code key}'s range, defined as here (same NodePort range,
-   * randomness and clock): the reconciler rebuilds a range's state in one from what the cluster
-   * holds, then exports it.
+   * start strategy, randomness and clock): the reconciler rebuilds a range's state in one from
+   * what the cluster holds, then exports it.
    */
   public synchronized InMemoryAllocationStore emptyCopyOf(RangeKey key) {
-    InMemoryAllocationStore copy = new InMemoryAllocationStore(nodePorts.range(), random, clock);
+    InMemoryAllocationStore copy = new InMemoryAllocationStore(nodePorts.range(), starts, choices, clock);
     switch (key.kind()) {
       case SERVICE_IPS -> {
         ServiceIpPool pool = pools.get(key.family());

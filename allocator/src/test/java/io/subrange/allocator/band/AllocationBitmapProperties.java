@@ -38,7 +38,7 @@ class AllocationBitmapProperties {
       @ForAll @IntRange(min = 0, max = 300) int requestedBand, @ForAll @LongRange long seed,
       @ForAll("operations") List<Op> ops) {
     int band = Math.min(requestedBand, size);
-    AllocationBitmap bitmap = new AllocationBitmap(size, band, new SplittableRandom(seed));
+    AllocationBitmap bitmap = new AllocationBitmap(size, band, new UniformStart(new SplittableRandom(seed)));
     TreeSet<Long> model = new TreeSet<>();
     for (Op op : ops) {
       long offset = op.value() % size;
@@ -63,7 +63,7 @@ class AllocationBitmapProperties {
           assertThat(bitmap.release(offset)).as("release is idempotent").isFalse();
         }
         case SNAPSHOT_ROUND_TRIP -> {
-          AllocationBitmap copy = new AllocationBitmap(size, band, new SplittableRandom(seed));
+          AllocationBitmap copy = new AllocationBitmap(size, band, new UniformStart(new SplittableRandom(seed)));
           copy.restore(bitmap.snapshot());
           assertThat(copy.snapshot()).isEqualTo(bitmap.snapshot());
           assertThat(copy.used()).isEqualTo(bitmap.used());
@@ -83,7 +83,7 @@ class AllocationBitmapProperties {
   @Property(tries = 200)
   void snapshotIsTheBigEndianNumberOfTheBitArray(@ForAll @IntRange(min = 1, max = 2000) int size,
       @ForAll List<@IntRange(min = 0, max = 1999) Integer> offsets) {
-    AllocationBitmap bitmap = new AllocationBitmap(size, 0, new SplittableRandom(1));
+    AllocationBitmap bitmap = new AllocationBitmap(size, 0, new UniformStart(new SplittableRandom(1)));
     BigInteger expected = BigInteger.ZERO;
     for (int offset : offsets) {
       if (offset < size && bitmap.allocate(offset)) {

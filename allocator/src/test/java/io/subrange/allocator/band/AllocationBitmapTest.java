@@ -12,7 +12,7 @@ class AllocationBitmapTest {
 
   @Test
   void fillsTheDynamicBandBeforeTouchingTheStaticBand() {
-    AllocationBitmap bitmap = new AllocationBitmap(254, 16, new SplittableRandom(1));
+    AllocationBitmap bitmap = new AllocationBitmap(254, 16, new UniformStart(new SplittableRandom(1)));
     Set<Long> seen = new HashSet<>();
     for (int i = 0; i < 254 - 16; i++) {
       long offset = bitmap.allocateNext();
@@ -31,7 +31,7 @@ class AllocationBitmapTest {
 
   @Test
   void peekDoesNotTake() {
-    AllocationBitmap bitmap = new AllocationBitmap(100, 16, new SplittableRandom(7));
+    AllocationBitmap bitmap = new AllocationBitmap(100, 16, new UniformStart(new SplittableRandom(7)));
     long peeked = bitmap.peekNext();
     assertThat(peeked).isBetween(16L, 99L);
     assertThat(bitmap.isAllocated(peeked)).isFalse();
@@ -40,7 +40,7 @@ class AllocationBitmapTest {
 
   @Test
   void staticAllocationTakesAnyFreeOffsetOnce() {
-    AllocationBitmap bitmap = new AllocationBitmap(100, 16, new SplittableRandom(7));
+    AllocationBitmap bitmap = new AllocationBitmap(100, 16, new UniformStart(new SplittableRandom(7)));
     assertThat(bitmap.allocate(9)).isTrue();
     assertThat(bitmap.allocate(9)).isFalse();
     assertThat(bitmap.allocate(50)).isTrue();
@@ -56,7 +56,7 @@ class AllocationBitmapTest {
   @Test
   void findsTheLastFreeOffsetOfANearlyFullLargeRange() {
     int size = 1_048_574;
-    AllocationBitmap bitmap = new AllocationBitmap(size, 256, new SplittableRandom(3));
+    AllocationBitmap bitmap = new AllocationBitmap(size, 256, new UniformStart(new SplittableRandom(3)));
     for (int i = 0; i < size; i++) {
       bitmap.allocate(i);
     }
@@ -70,7 +70,7 @@ class AllocationBitmapTest {
   /** The RangeAllocation data is Go's big.Int.Bytes() of the bit array: offsets 0 and 9 are 513. */
   @Test
   void snapshotsInTheRangeAllocationByteFormat() {
-    AllocationBitmap bitmap = new AllocationBitmap(254, 16, new SplittableRandom(1));
+    AllocationBitmap bitmap = new AllocationBitmap(254, 16, new UniformStart(new SplittableRandom(1)));
     assertThat(bitmap.snapshot()).isEmpty();
     bitmap.allocate(0);
     bitmap.allocate(9);
@@ -82,7 +82,7 @@ class AllocationBitmapTest {
     expected[8] = 0x01;        // bit 0
     assertThat(bitmap.snapshot()).containsExactly(expected);
 
-    AllocationBitmap restored = new AllocationBitmap(254, 16, new SplittableRandom(1));
+    AllocationBitmap restored = new AllocationBitmap(254, 16, new UniformStart(new SplittableRandom(1)));
     restored.restore(expected);
     assertThat(restored.used()).isEqualTo(3);
     assertThat(restored.usedInStaticBand()).isEqualTo(2);
@@ -91,7 +91,7 @@ class AllocationBitmapTest {
 
   @Test
   void refusesSnapshotsThatNameOffsetsBeyondTheRange() {
-    AllocationBitmap bitmap = new AllocationBitmap(10, 0, new SplittableRandom(1));
+    AllocationBitmap bitmap = new AllocationBitmap(10, 0, new UniformStart(new SplittableRandom(1)));
     assertThatThrownBy(() -> bitmap.restore(new byte[] {0x04, 0x00})).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> bitmap.restore(new byte[] {0x01, 0x00, 0x00})).isInstanceOf(IllegalArgumentException.class);
     bitmap.restore(new byte[] {0x00, 0x02, 0x00});  // leading zero byte: not minimal, still valid

@@ -40,7 +40,7 @@ class SparseAllocationSetProperties {
   void behavesLikeASetWithBandedChoice(@ForAll("sizes") long size, @ForAll @LongRange(min = 0, max = 256) long band,
       @ForAll long seed, @ForAll("operations") List<Op> ops) {
     long staticBand = Long.compareUnsigned(band, size) < 0 ? band : size;
-    SparseAllocationSet set = new SparseAllocationSet(size, staticBand, new SplittableRandom(seed));
+    SparseAllocationSet set = new SparseAllocationSet(size, staticBand, new UniformStart(new SplittableRandom(seed)));
     TreeSet<Long> model = new TreeSet<>(Long::compareUnsigned);
     long usedStatic = 0;
     for (Op op : ops) {
@@ -75,7 +75,8 @@ class SparseAllocationSetProperties {
           usedStatic -= removed && Long.compareUnsigned(offset, staticBand) < 0 ? 1 : 0;
         }
         case SNAPSHOT_ROUND_TRIP -> {
-          SparseAllocationSet copy = new SparseAllocationSet(size, staticBand, new SplittableRandom(seed));
+          SparseAllocationSet copy = new SparseAllocationSet(size, staticBand,
+              new UniformStart(new SplittableRandom(seed)));
           copy.restore(set.snapshot());
           assertThat(copy.snapshot()).isEqualTo(set.snapshot());
           set = copy;

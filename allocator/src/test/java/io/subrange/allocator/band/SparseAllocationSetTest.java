@@ -15,7 +15,7 @@ class SparseAllocationSetTest {
 
   @Test
   void servesTheWholeSlash64IncludingItsTopHalf() {
-    SparseAllocationSet set = new SparseAllocationSet(SLASH_64, 256, new SplittableRandom(9));
+    SparseAllocationSet set = new SparseAllocationSet(SLASH_64, 256, new UniformStart(new SplittableRandom(9)));
     boolean sawTopHalf = false;
     Set<Long> seen = new HashSet<>();
     for (int i = 0; i < 10_000; i++) {
@@ -34,7 +34,7 @@ class SparseAllocationSetTest {
 
   @Test
   void fallsBackToTheStaticBandOnlyWhenTheDynamicBandIsFull() {
-    SparseAllocationSet set = new SparseAllocationSet(40, 16, new SplittableRandom(3));
+    SparseAllocationSet set = new SparseAllocationSet(40, 16, new UniformStart(new SplittableRandom(3)));
     for (int i = 0; i < 24; i++) {
       assertThat(set.allocateNext()).isBetween(16L, 39L);
     }
@@ -47,7 +47,7 @@ class SparseAllocationSetTest {
 
   @Test
   void snapshotsAreProportionalToWhatIsAllocatedAndRoundTrip() {
-    SparseAllocationSet set = new SparseAllocationSet(SLASH_64, 256, new SplittableRandom(5));
+    SparseAllocationSet set = new SparseAllocationSet(SLASH_64, 256, new UniformStart(new SplittableRandom(5)));
     for (int i = 0; i < 1000; i++) {
       set.allocateNext();
     }
@@ -55,7 +55,7 @@ class SparseAllocationSetTest {
     set.allocate(-2L);
     byte[] snapshot = set.snapshot();
     assertThat(snapshot.length).isLessThan(1002 * 10);
-    SparseAllocationSet copy = new SparseAllocationSet(SLASH_64, 256, new SplittableRandom(5));
+    SparseAllocationSet copy = new SparseAllocationSet(SLASH_64, 256, new UniformStart(new SplittableRandom(5)));
     copy.restore(snapshot);
     assertThat(copy.used()).isEqualTo(1002);
     assertThat(copy.usedInStaticBand()).isEqualTo(1);
@@ -65,7 +65,7 @@ class SparseAllocationSetTest {
 
   @Test
   void refusesCorruptSnapshots() {
-    SparseAllocationSet set = new SparseAllocationSet(1000, 16, new SplittableRandom(5));
+    SparseAllocationSet set = new SparseAllocationSet(1000, 16, new UniformStart(new SplittableRandom(5)));
     assertThatThrownBy(() -> set.restore(new byte[] {1, (byte) 0xE8, 0x07})).hasMessageContaining("beyond the range");
     assertThatThrownBy(() -> set.restore(new byte[] {2, 5, 0})).hasMessageContaining("repeats");
     assertThatThrownBy(() -> set.restore(new byte[] {2, 5})).hasMessageContaining("ends inside");

@@ -2,6 +2,7 @@ package io.subrange.allocator.port;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.subrange.allocator.band.UniformStart;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
@@ -17,7 +18,7 @@ class PortAllocatorProperties {
       @ForAll List<@IntRange(min = -1, max = 700) Integer> ops) {
     int last = Math.min(65535, first + length - 1);
     PortRange range = new PortRange(first, last);
-    PortAllocator ports = new PortAllocator(range, new SplittableRandom(seed));
+    PortAllocator ports = new PortAllocator(range, new UniformStart(new SplittableRandom(seed)));
     TreeSet<Integer> model = new TreeSet<>();
     int band = range.staticBandSize();
     for (int op : ops) {
@@ -44,7 +45,7 @@ class PortAllocatorProperties {
       assertThat(ports.usage().used()).isEqualTo(model.size());
       assertThat(ports.usage().free()).as("free, against the model").isEqualTo(range.size() - model.size());
     }
-    PortAllocator copy = new PortAllocator(range, new SplittableRandom(seed));
+    PortAllocator copy = new PortAllocator(range, new UniformStart(new SplittableRandom(seed)));
     copy.restore(ports.snapshot());
     for (int port = first; port <= last; port++) {
       assertThat(copy.isAllocated(port)).isEqualTo(model.contains(port));

@@ -3,6 +3,7 @@ package io.subrange.allocator.port;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.subrange.allocator.band.UniformStart;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -16,7 +17,7 @@ class PortAllocatorTest {
     PortRange range = PortRange.parse("30000-32767");
     assertThat(range.staticBandSize()).isEqualTo(86);
     assertThat(range.describeStaticBand()).isEqualTo("30000-30085");
-    PortAllocator ports = new PortAllocator(range, new SplittableRandom(1));
+    PortAllocator ports = new PortAllocator(range, new UniformStart(new SplittableRandom(1)));
     Set<Integer> seen = new HashSet<>();
     for (int i = 0; i < 2768 - 86; i++) {
       int port = ports.allocateNext();
@@ -29,7 +30,7 @@ class PortAllocatorTest {
 
   @Test
   void staticRequestsMayUseEitherBandOnce() {
-    PortAllocator ports = new PortAllocator(PortRange.parse("30000-32767"), new SplittableRandom(1));
+    PortAllocator ports = new PortAllocator(PortRange.parse("30000-32767"), new UniformStart(new SplittableRandom(1)));
     assertThat(ports.allocate(30000)).isTrue();
     assertThat(ports.allocate(32767)).isTrue();
     assertThat(ports.allocate(30000)).isFalse();
@@ -44,7 +45,7 @@ class PortAllocatorTest {
   void smallRangesHaveNoBand() {
     PortRange range = PortRange.parse("30000-30015");
     assertThat(range.staticBandSize()).isZero();
-    PortAllocator ports = new PortAllocator(range, new SplittableRandom(1));
+    PortAllocator ports = new PortAllocator(range, new UniformStart(new SplittableRandom(1)));
     for (int i = 0; i < 16; i++) {
       assertThat(ports.allocateNext()).isBetween(30000, 30015);
     }
@@ -53,11 +54,11 @@ class PortAllocatorTest {
 
   @Test
   void snapshotsRoundTrip() {
-    PortAllocator ports = new PortAllocator(PortRange.parse("30000-32767"), new SplittableRandom(1));
+    PortAllocator ports = new PortAllocator(PortRange.parse("30000-32767"), new UniformStart(new SplittableRandom(1)));
     ports.allocate(30000);
     ports.allocate(30009);
     assertThat(ports.snapshot()).containsExactly(0x02, 0x01);
-    PortAllocator copy = new PortAllocator(PortRange.parse("30000-32767"), new SplittableRandom(1));
+    PortAllocator copy = new PortAllocator(PortRange.parse("30000-32767"), new UniformStart(new SplittableRandom(1)));
     copy.restore(ports.snapshot());
     assertThat(copy.isAllocated(30009)).isTrue();
     assertThat(copy.usage().used()).isEqualTo(2);

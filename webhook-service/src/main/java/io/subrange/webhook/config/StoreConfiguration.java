@@ -2,8 +2,8 @@ package io.subrange.webhook.config;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.subrange.allocator.band.AnchoredRandom;
-import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.band.AnchoredStart;
+import io.subrange.allocator.band.UniformStart;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.webhook.store.ConfigMapAllocationStore;
@@ -31,7 +31,7 @@ class StoreConfiguration {
     return switch (properties.store()) {
       case MEMORY -> {
         InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
-            ThreadLocalRandomGenerator.INSTANCE);
+            UniformStart.THREAD_LOCAL);
         if (properties.role() != SubrangeProperties.Role.ALL) {
           throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
               + " subrange.role=all (it is " + properties.role().name().toLowerCase() + "); replicas and a separate"
@@ -46,9 +46,10 @@ class StoreConfiguration {
         }
         Duration budget = commitBudget(properties);
         // Each replica allocates around its own anchor, so replicas mostly write different shards.
-        AnchoredRandom anchor = new AnchoredRandom();
-        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), anchor);
-        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, anchor, ConfigMapAllocationStore.clientFor(client, budget),
+        AnchoredStart starts = new AnchoredStart();
+        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), starts);
+        ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, starts,
+            ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
             .lingerBeforeCommit(properties.kubernetes().commitLinger());
         store.start(properties.kubernetes().startupTimeout());

@@ -5,7 +5,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.subrange.allocator.band.AnchoredRandom;
+import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -98,10 +98,10 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
-   * @param anchor the engine's source of start offsets, moved after a write lost to another
-   *     replica so replicas spread over a range's shards
+   * @param anchor the engine's start strategy, moved after a write lost to another replica so
+   *     replicas spread over a range's shards
    */
-  public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredRandom anchor, KubernetesClient client,
+  public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredStart anchor, KubernetesClient client,
       String namespace, Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.client = client;

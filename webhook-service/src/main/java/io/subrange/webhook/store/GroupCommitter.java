@@ -1,6 +1,6 @@
 package io.subrange.webhook.store;
 
-import io.subrange.allocator.band.AnchoredRandom;
+import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.store.AllocationException;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
@@ -53,7 +53,7 @@ final class GroupCommitter {
   private final StoredShards shards;
   private final ShardWriter writer;
   /** Where this replica starts dynamic allocations; null when starts are uniform. */
-  private final AnchoredRandom anchor;
+  private final AnchoredStart anchor;
   private final Duration budget;
   /**
    * How long after it arrived a request may still get a write: its budget less the time one
@@ -72,11 +72,11 @@ final class GroupCommitter {
   private volatile boolean running;
 
   /**
-   * @param anchor the engine's source of start offsets, moved after a write lost to another
-   *     replica so replicas spread over a range's shards; null when starts are uniform
+   * @param anchor the engine's start strategy, moved after a write lost to another replica so
+   *     replicas spread over a range's shards; null when starts are uniform
    * @param budget how long a request may wait for its write before it is answered 503
    */
-  GroupCommitter(InMemoryAllocationStore engine, StoredShards shards, ShardWriter writer, AnchoredRandom anchor,
+  GroupCommitter(InMemoryAllocationStore engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,
       Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.shards = shards;

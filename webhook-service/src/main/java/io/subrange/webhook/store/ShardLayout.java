@@ -21,7 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@value #MIN_SHARD_SPAN} offsets and at most {@value #MAX_BITMAP_SHARDS} blocks, sparse IPv6
  * ranges in {@value #SPARSE_SHARDS}, pod CIDRs in one. Small shards keep each write small (a
  * write carries its whole shard, holders included) and let replicas that allocate in different
- * parts of a range (see AnchoredRandom) write different ConfigMaps; no ConfigMap nears the 1 MiB
+ * parts of a range (see AnchoredStart) write different ConfigMaps; no ConfigMap nears the 1 MiB
  * limit.
  *
  * <p>A layout follows from a range's kind, encoding and range text alone, so every replica cuts a

@@ -1,4 +1,4 @@
-package io.subrange.webhook.kubernetes;
+package io.subrange.webhook.ranges;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.subrange.webhook.kubernetes;
+package io.subrange.webhook.ranges;
 
 import io.fabric8.kubernetes.api.model.APIResourceList;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -12,7 +12,6 @@ import io.subrange.allocator.store.AllocationStore;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AllocatorMetrics;
 import io.subrange.webhook.metrics.PodCidrMetrics;
-import io.subrange.webhook.ranges.RangeObjects;
 import io.subrange.webhook.ranges.model.ClusterCIDR;
 import io.subrange.webhook.ranges.model.ServiceCIDR;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.subrange.webhook.kubernetes;
+package io.subrange.webhook.ranges;
 
 import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;

@@ -1,4 +1,4 @@
-package io.subrange.webhook.kubernetes;
+package io.subrange.webhook.ranges;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;

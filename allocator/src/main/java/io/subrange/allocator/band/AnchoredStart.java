@@ -1,0 +1,65 @@
+package io.subrange.allocator.band;
+
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Random starts near one anchor, for shard locality: dynamic allocation still starts at a random
+ * offset in its band and scans forward, but this process's starts stay in one part of the band,
+ * so what one replica allocates lands in one shard of the stored state and replicas writing at
+ * the same time mostly write different shards. {@link #reanchor} moves the anchor to a new random
+ * place (after a write lost to another replica: another replica allocates where this one does).
+ *
+ * <p>The anchor is a fraction of the band, so one anchor serves bands of every size; a start
+ * falls at most {@link #SPREAD} offsets past it. Choices between ranges are not starts and stay
+ * uniform (see {@link StartStrategy}).
+ *
+ * <p>Any thread may use it: the jitter comes from the calling thread's {@link ThreadLocalRandom}.
+ */
+public final class AnchoredStart implements StartStrategy {
+
+  /** How far past the anchor a start may fall: starts stay within a word or two of the bitmap. */
+  static final int SPREAD = 64;
+
+  /** Where starts fall in a band below 2^63, as a fraction of its size. */
+  private volatile double anchor;
+  /** Where starts fall in a band of 2^63 or more offsets. */
+  private volatile long anchorBits;
+
+  public AnchoredStart() {
+    reanchor();
+  }
+
+  /** Moves the anchor to a new random place. */
+  public void reanchor() {
+    anchor = ThreadLocalRandom.current().nextDouble();
+    // Below 2^63, so starts stay below any unsigned band size of at least 2^63 (huge sparse ranges).
+    anchorBits = ThreadLocalRandom.current().nextLong() >>> 1;
+  }
+
+  @Override
+  public int startIn(int bandSize) {
+    if (bandSize <= 0) {
+      throw new IllegalArgumentException("band size must be positive");
+    }
+    long base = (long) (anchor * bandSize);
+    return (int) ((base + ThreadLocalRandom.current().nextInt(Math.min(bandSize, SPREAD))) % bandSize);
+  }
+
+  @Override
+  public long startInUnsigned(long bandSize) {
+    if (bandSize > 0) {
+      long base = (long) (anchor * bandSize);
+      long jitter = ThreadLocalRandom.current().nextLong(Math.min(bandSize, SPREAD));
+      return Math.floorMod(base + jitter, bandSize);
+    }
+    if (bandSize == 0) {
+      throw new IllegalArgumentException("band size must not be 0");
+    }
+    long candidate;
+    do {
+      // Fits, unless the anchor lies within SPREAD below 2^63 and the band ends just past it: draw again.
+      candidate = anchorBits + ThreadLocalRandom.current().nextLong(SPREAD);
+    } while (Long.compareUnsigned(candidate, bandSize) >= 0);
+    return candidate;
+  }
+}

@@ -2,10 +2,6 @@ package io.subrange.allocator.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -40,28 +36,8 @@ class HolderLedgerTest {
     }
   }
 
-  /** A clock the test moves. */
-  private static final class SteppedClock extends Clock {
-    long seconds = 1_000;
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochSecond(seconds);
-    }
-  }
-
   private final FakeSpace space = new FakeSpace();
-  private final SteppedClock clock = new SteppedClock();
+  private final SteppedClock clock = new SteppedClock(1_000);
   private final HolderLedger<Integer> sorted = HolderLedger.sortedPerObject(space, clock);
   private final HolderLedger<Integer> onePerObject = HolderLedger.onePerObject(space, clock);
 
@@ -155,26 +131,26 @@ class HolderLedgerTest {
   void aRetriedCreateReArmsItsHoldOnlyAfterAWhileAndOnlyForAWhile() {
     take(onePerObject, 3, web);
     space.marked.clear();
-    clock.seconds += InMemoryAllocationStore.REARM_AFTER_SECONDS - 1;
+    clock.advance(InMemoryAllocationStore.REARM_AFTER_SECONDS - 1);
     assertThat(onePerObject.needsRearm(3, web)).as("the validating webhook's check").isFalse();
-    clock.seconds += 1;
+    clock.advance(1);
     assertThat(onePerObject.needsRearm(3, webWithUid)).as("an object that exists").isFalse();
     assertThat(onePerObject.needsRearm(3, web)).isTrue();
     onePerObject.rearm(3, web, true);
     assertThat(onePerObject.held(3).since()).as("dry runs change nothing").isEqualTo(1_000);
     onePerObject.rearm(3, web, false);
-    assertThat(onePerObject.held(3)).isEqualTo(new Held(web, clock.seconds, 1_000));
+    assertThat(onePerObject.held(3)).isEqualTo(new Held(web, clock.now(), 1_000));
     assertThat(onePerObject.heldBy(web, Set.of())).isEqualTo(3);
     assertThat(space.marked).containsExactly(3);
 
-    clock.seconds = 1_000 + InMemoryAllocationStore.MAX_REARMED_HOLD_SECONDS;
+    clock.set(1_000 + InMemoryAllocationStore.MAX_REARMED_HOLD_SECONDS);
     assertThat(onePerObject.needsRearm(3, web)).as("held too long since first taken").isFalse();
   }
 
   @Test
   void adoptNamesTheOwnerOnlyFromTheHolderOnRecordAndKeepsTheTimes() {
     take(sorted, 30004, unnamed);
-    clock.seconds += 50;
+    clock.advance(50);
     space.marked.clear();
     assertThat(sorted.adopt(30004, api, web)).as("only from the holder on record").isFalse();
     assertThat(sorted.adopt(30004, unnamed, web)).isTrue();

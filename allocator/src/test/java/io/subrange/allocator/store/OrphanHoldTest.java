@@ -6,14 +6,9 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.port.PortRange;
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,35 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class OrphanHoldTest {
 
-  /** A clock the test moves. */
-  private static final class SteppedClock extends Clock {
-    private final AtomicLong seconds = new AtomicLong(1_000_000);
-
-    void advance(long by) {
-      seconds.addAndGet(by);
-    }
-
-    long now() {
-      return seconds.get();
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochSecond(seconds.get());
-    }
-  }
-
-  private final SteppedClock clock = new SteppedClock();
+  private final SteppedClock clock = new SteppedClock(1_000_000);
   private final InMemoryAllocationStore store = newStore();
   /** A create retried under the same name, never stored: no uid ever. */
   private final Holder retried = Holder.service("tenant", "flood", "");

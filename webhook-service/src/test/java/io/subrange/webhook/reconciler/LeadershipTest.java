@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
 import java.time.ZonedDateTime;
@@ -34,14 +35,24 @@ class LeadershipTest {
       leadership.start(started::incrementAndGet, stopped::incrementAndGet);
       await("a leads", () -> started.get() == 1);
 
-      // Another process takes the Lease and renews it once, for two seconds.
-      Lease lease = client.leases().inNamespace(NS).withName(LEASE).get();
-      client.resource(new LeaseBuilder(lease).editSpec()
-              .withHolderIdentity("b").withLeaseDurationSeconds(2)
-              .withRenewTime(ZonedDateTime.now())
-              .withAcquireTime(ZonedDateTime.now())
-              .endSpec().build())
-          .update();
+      // Another process takes the Lease and renews it once, for two seconds. a renews every
+      // second, so the take can lose to a renewal (409): read again and retry, as b would.
+      for (int attempt = 1; ; attempt++) {
+        Lease lease = client.leases().inNamespace(NS).withName(LEASE).get();
+        try {
+          client.resource(new LeaseBuilder(lease).editSpec()
+                  .withHolderIdentity("b").withLeaseDurationSeconds(2)
+                  .withRenewTime(ZonedDateTime.now())
+                  .withAcquireTime(ZonedDateTime.now())
+                  .endSpec().build())
+              .update();
+          break;
+        } catch (KubernetesClientException e) {
+          if (e.getCode() != 409 || attempt == 10) {
+            throw e;
+          }
+        }
+      }
       await("a notices it lost the lead", () -> stopped.get() == 1);
 
       // b never renews: once its two seconds pass, a leads again.

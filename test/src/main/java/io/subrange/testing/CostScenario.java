@@ -115,12 +115,12 @@ final class CostScenario {
     try (ControlPlane plane = ControlPlane.start(repo, range, flags, workDir);
          KubernetesClient admin = plane.client()) {
       Config config = plane.config();
-      results.put(BUILT_IN, run(config, BUILT_IN, true, Map.of()));
+      results.put(BUILT_IN, run(config, BUILT_IN, true, Map.of(), null));
       results.put(NO_OP, noOp(config, admin, workDir));
       ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withServiceCidrs(range);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("one-replica"),
           settings.withWebhooks(1))) {
-        results.put(ONE, run(config, ONE, true, CpuUse.processes(cluster)));
+        results.put(ONE, run(config, ONE, true, CpuUse.processes(cluster), cluster));
         // The next cluster starts from the store this one leaves, and registers under the same
         // names: leave it as it found it, and let nothing call this one's address once it is gone.
         awaitDeletesFreed(cluster);
@@ -128,12 +128,12 @@ final class CostScenario {
       }
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
           settings.withWebhooks(options.replicas()))) {
-        results.put(REPLICAS, run(config, REPLICAS, true, CpuUse.processes(cluster)));
+        results.put(REPLICAS, run(config, REPLICAS, true, CpuUse.processes(cluster), cluster));
         if (prefix == options.heldPrefix() && options.held() > 0) {
           awaitDeletesFreed(cluster);
           hold(config);
           // No warm-up: the JVMs have just admitted every held Service.
-          results.put(HELD, run(config, HELD, false, CpuUse.processes(cluster)));
+          results.put(HELD, run(config, HELD, false, CpuUse.processes(cluster), cluster));
         }
         LoadHarness.printStoreMetrics(cluster);
         System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
@@ -149,7 +149,7 @@ final class CostScenario {
       WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
       Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
       processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
-      Measured measured = run(config, NO_OP, true, processes);
+      Measured measured = run(config, NO_OP, true, processes, null);
       System.out.println("   " + noOp.describe());
       // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
       WebhookRegistration.unregister(admin, noOp::serviceCreates);
@@ -161,9 +161,15 @@ final class CostScenario {
    * A warm-up run (unless {@code warmUp} is false), then a measured one in namespace
    * {@code label-clients}; its Services are deleted afterwards.
    *
+   * <p>With subrange, the reconciler frees what the warm-up's Services carried after they are gone
+   * (the built-in allocator frees inside the delete request). The measured run starts once that is
+   * done, so its CPU is the creates' alone; what the deletes cost is printed apart.
+   *
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
+   * @param subrange the subrange deployment being measured; null for the built-in and the no-op
    */
-  private Measured run(Config config, String label, boolean warmUp, Map<String, List<ProcessHandle>> processes) {
+  private Measured run(Config config, String label, boolean warmUp, Map<String, List<ProcessHandle>> processes,
+      ReplicatedCluster subrange) {
     int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
@@ -172,7 +178,13 @@ final class CostScenario {
       if (warmUp) {
         // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
         ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
+        CpuUse beforeDeletes = CpuUse.sample(processes);
         ServiceLoad.deleteAll(load, namespace, "warm", clients);
+        if (subrange != null) {
+          awaitDeletesFreed(subrange);
+        }
+        System.out.printf("   %-11s warm-up deletes until freed, CPU: %s%n", "",
+            CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, services), "delete"));
       }
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });

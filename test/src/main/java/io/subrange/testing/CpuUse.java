@@ -69,11 +69,16 @@ public final class CpuUse {
 
   /** "kube-apiserver 2.1, etcd 0.4, ... = 5.0 ms CPU per create (at most 400 creates/s on 2 cores)". */
   public static String describe(Map<String, Double> perCreate) {
-    double total = perCreate.values().stream().mapToDouble(Double::doubleValue).sum();
+    return describe(perCreate, "create");
+  }
+
+  /** As {@link #describe(Map)}, per {@code operation} ("delete": CPU divided by the Services deleted). */
+  public static String describe(Map<String, Double> perOperation, String operation) {
+    double total = perOperation.values().stream().mapToDouble(Double::doubleValue).sum();
     int cores = Runtime.getRuntime().availableProcessors();
-    return perCreate.entrySet().stream().map(e -> String.format("%s %.2f", e.getKey(), e.getValue()))
-        .collect(Collectors.joining(", ")) + String.format(" = %.2f ms CPU per create (at most %.0f creates/s on %d"
-        + " cores)", total, cores * 1000 / total, cores);
+    return perOperation.entrySet().stream().map(e -> String.format("%s %.2f", e.getKey(), e.getValue()))
+        .collect(Collectors.joining(", ")) + String.format(" = %.2f ms CPU per %s (at most %.0f %ss/s on %d"
+        + " cores)", total, operation, cores * 1000 / total, operation, cores);
   }
 
   private static Duration byCommand(String suffix) {

@@ -46,12 +46,28 @@ final class LedgerCodec {
 
   /** As {@link #ledger(List)}, noting each line's entry in {@code lines} (when not null). */
   static byte[] ledger(List<RangeState.Entry> entries, Map<String, RangeState.Entry> lines) {
-    StringBuilder text = new StringBuilder();
+    return ledger(entries, lines, Map.of(), null);
+  }
+
+  /**
+   * As {@link #ledger(List, Map)}, taking the line of an entry {@code known} has already made
+   * (most of a shard's entries are the same from one write to the next), and noting each
+   * entry's line in {@code made} (when not null).
+   */
+  static byte[] ledger(List<RangeState.Entry> entries, Map<String, RangeState.Entry> lines,
+      Map<RangeState.Entry, String> known, Map<RangeState.Entry, String> made) {
+    StringBuilder text = new StringBuilder(entries.size() * 96);
     for (RangeState.Entry e : entries) {
-      String line = line(e);
+      String line = known.get(e);
+      if (line == null) {
+        line = line(e);
+      }
       text.append(line).append('\n');
       if (lines != null) {
         lines.put(line, e);
+      }
+      if (made != null) {
+        made.put(e, line);
       }
     }
     return text.toString().getBytes(StandardCharsets.UTF_8);
@@ -143,10 +159,21 @@ final class LedgerCodec {
   }
 
   private static String escape(String field) {
-    if (field.indexOf('%') < 0 && field.indexOf('\t') < 0 && field.indexOf('\n') < 0 && field.indexOf('\r') < 0) {
+    if (!needsEscape(field)) {
       return field;
     }
     return field.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D");
+  }
+
+  /** One pass over the field (this runs for every field of every line a write encodes). */
+  private static boolean needsEscape(String field) {
+    for (int i = 0; i < field.length(); i++) {
+      char c = field.charAt(i);
+      if (c == '%' || c == '\t' || c == '\n' || c == '\r') {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String unescape(String field) {

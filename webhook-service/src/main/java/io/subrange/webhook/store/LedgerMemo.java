@@ -30,10 +30,12 @@ public final class LedgerMemo {
   public static final LedgerMemo NONE = new LedgerMemo(false);
 
   /**
-   * A shard's ledger as last written or read: its entries, its stored form, and each line's
-   * entry, so reading a new version parses only the lines that changed.
+   * A shard's ledger as last written or read: its entries, its stored form, each line's entry, so
+   * reading a new version parses only the lines that changed, and each entry's line, so writing a
+   * new version formats only the entries that changed.
    */
-  private record Ledger(List<RangeState.Entry> entries, String base64, Map<String, RangeState.Entry> lines) {
+  private record Ledger(List<RangeState.Entry> entries, String base64, Map<String, RangeState.Entry> lines,
+      Map<RangeState.Entry, String> lineOf) {
   }
 
   private final boolean remembers;
@@ -55,8 +57,10 @@ public final class LedgerMemo {
       return known.base64();
     }
     Map<String, RangeState.Entry> lines = remembers ? new HashMap<>() : null;
-    String base64 = Base64.getEncoder().encodeToString(LedgerCodec.gzip(LedgerCodec.ledger(entries, lines)));
-    remember(shard, new Ledger(List.copyOf(entries), base64, lines));
+    Map<RangeState.Entry, String> lineOf = remembers ? new HashMap<>() : null;
+    String base64 = Base64.getEncoder().encodeToString(LedgerCodec.gzip(LedgerCodec.ledger(entries, lines,
+        known == null ? Map.of() : known.lineOf(), lineOf)));
+    remember(shard, new Ledger(List.copyOf(entries), base64, lines, lineOf));
     return base64;
   }
 
@@ -78,7 +82,9 @@ public final class LedgerMemo {
         RangeConfigMaps.binary(shard, RangeConfigMaps.HOLDERS), name), name, skipped,
         known == null ? Map.of() : known.lines(), remembers ? lines : null));
     skipped.forEach(log::warn);
-    remember(name, new Ledger(entries, base64, lines));
+    // The lines this replica last wrote stay known for its next write: a line read back is not
+    // taken as the line of its entry, since an older replica may have written it another way.
+    remember(name, new Ledger(entries, base64, lines, known == null ? Map.of() : known.lineOf()));
     return entries;
   }
 

@@ -52,6 +52,9 @@ class StoreConfiguration {
             ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
             .lingerBeforeCommit(properties.kubernetes().commitLinger());
+        if (properties.role() == SubrangeProperties.Role.RECONCILER) {
+          store.loadOthersWritesWhenNeeded();
+        }
         store.start(properties.kubernetes().startupTimeout());
         yield store;
       }

@@ -82,6 +82,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   private final GroupCommitter committer;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean loadedOnce;
+  /** Whether another process's write is loaded as soon as it is seen ({@link #loadOthersWritesWhenNeeded}). */
+  private volatile boolean loadOnArrival = true;
   private SharedIndexInformer<ConfigMap> informer;
 
   /**
@@ -124,6 +126,20 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
+   * Loads what other processes write only when this store needs it: before its next commit, and
+   * otherwise within about a second (the committer's idle wake-up), not as each write arrives.
+   * For the reconciler, which allocates nothing dynamically and reads the store for its periodic
+   * comparison: several writes to a shard in that second cost it one load instead of one each.
+   * Every change it makes is still applied to freshly loaded state and written with
+   * compare-and-swap; only what it reads between commits may lag by that second. Admission keeps
+   * the default (load at once): its fast paths and dry runs answer from what is loaded.
+   */
+  public ConfigMapAllocationStore loadOthersWritesWhenNeeded() {
+    loadOnArrival = false;
+    return this;
+  }
+
+  /**
    * How long one ConfigMap request may take: a quarter of the budget, at least 250 ms. A request
    * gets no new attempt once less than this is left of its budget, so an answer (stored, or 503)
    * never comes later than the budget, however slow the API server is.
@@ -146,6 +162,12 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
         .build());
   }
 
+  private void anotherProcessWrote() {
+    if (loadOnArrival) {
+      committer.wake();
+    }
+  }
+
   /**
    * Lists the stored shards, keeps watching them, and starts committing. A list that fails (each
    * request may take only {@link #requestTimeout}) is tried again until {@code timeout}; a refusal
@@ -157,7 +179,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     long deadline = System.nanoTime() + timeout.toNanos();
     for (int attempt = 1; ; attempt++) {
       informer = client.configMaps().inNamespace(namespace).withLabel(ShardNames.KIND_LABEL).runnableInformer(0);
-      informer.addEventHandler(shards.watch(committer::wake));
+      informer.addEventHandler(shards.watch(this::anotherProcessWrote));
       try {
         long left = Math.max(1, deadline - System.nanoTime());
         informer.start().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
@@ -353,12 +375,32 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public long serviceRangeInUseOnlyBy(String name) {
+    catchUpIfLoadingWhenNeeded();
     return engine.serviceRangeInUseOnlyBy(name);
   }
 
   @Override
   public boolean clusterCidrInUse(String name) {
+    catchUpIfLoadingWhenNeeded();
     return engine.clusterCidrInUse(name);
+  }
+
+  /**
+   * Before a read that may let a range go (its finalizer), loads what others wrote, when this
+   * store does not load it at once ({@link #loadOthersWritesWhenNeeded}).
+   */
+  private void catchUpIfLoadingWhenNeeded() {
+    if (loadOnArrival || !committer.running()) {
+      return;
+    }
+    try {
+      // On the committer thread, the only one that loads: every shard seen to change by now.
+      committer.runBetweenCommits(() -> shards.refresh(engine)).get(budget.toMillis() * 2, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.debug("Could not load others' writes before a range check: {}", Failures.rootMessage(e));
+    }
   }
 
   // ---- ranges: a new one loads its stored state before it serves -----------------------------

@@ -85,9 +85,17 @@ class ConfigMapAllocationStoreIT {
   }
 
   private ConfigMapAllocationStore replica(String cidr, StoreMetrics metrics) {
+    return replica(cidr, metrics, false);
+  }
+
+  /** @param loadWhenNeeded as the reconciler: others' writes load before a commit, not as they arrive */
+  private ConfigMapAllocationStore replica(String cidr, StoreMetrics metrics, boolean loadWhenNeeded) {
     InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
+    if (loadWhenNeeded) {
+      store.loadOthersWritesWhenNeeded();
+    }
     store.start(Duration.ofSeconds(10));
     store.addServiceRange("kubernetes", Cidr.parse(cidr));
     stores.add(store);
@@ -309,6 +317,40 @@ class ConfigMapAllocationStoreIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> two.holderOf(address).isEmpty());
     assertThat(two.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.specific(address)),
         false)).join().ips()).hasSize(1);
+  }
+
+  @Test
+  void aStoreThatLoadsOthersWritesWhenNeededLoadsFarLessYetNeverGrantsWhatTheyHold() {
+    ConfigMapAllocationStore writer = replica("10.96.0.0/20");
+    initialize(writer);
+    StoreMetrics eagerMetrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore eager = replica("10.96.0.0/20", eagerMetrics);
+    StoreMetrics lazyMetrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore lazy = replica("10.96.0.0/20", lazyMetrics, true);
+    await().atMost(Duration.ofSeconds(10)).until(() -> eager.loadedOnce() && lazy.loadedOnce());
+    long eagerLoads = eagerMetrics.shardLoads();
+    long lazyLoads = lazyMetrics.shardLoads();
+
+    // 40 writes to one shard, one after another: the eager store loads (nearly) each one.
+    List<IpAddress> taken = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      taken.add(writer.reserve(service("web-" + i, false)).join().ips().get(0).address());
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> taken.stream().allMatch(a -> lazy.holderOf(a).isPresent()
+        && eager.holderOf(a).isPresent()));
+    long eagerLoaded = eagerMetrics.shardLoads() - eagerLoads;
+    long lazyLoaded = lazyMetrics.shardLoads() - lazyLoads;
+    assertThat(lazyLoaded).as("loads of the 40 writes: lazy %d, eager %d", lazyLoaded, eagerLoaded)
+        .isLessThan(eagerLoaded / 2);
+
+    // A change is applied to what is stored now, however recent: the writer's newest address is
+    // refused at once, before the lazy store's idle load could have run (a static-band
+    // address: the dynamic ones above never take it).
+    IpAddress newest = writer.reserve(ReservationRequest.ips(Holder.service("default", "newest", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.0.100"))), false)).join().ips().get(0).address();
+    assertThatThrownBy(() -> lazy.reserve(ReservationRequest.ips(Holder.service("a", "b", ""),
+        List.of(IpClaim.specific(newest)), false)).join()).hasMessageContaining("default/newest");
+    assertThat(lazy.serviceRangeInUseOnlyBy("kubernetes")).as("a range check reads what is stored").isEqualTo(41);
   }
 
   @Test

@@ -19,12 +19,12 @@ import org.junit.jupiter.api.Test;
 class OrphanHoldTest {
 
   private final SteppedClock clock = new SteppedClock(1_000_000);
-  private final InMemoryAllocationStore store = newStore();
+  private final AllocationEngine store = newStore();
   /** A create retried under the same name, never stored: no uid ever. */
   private final Holder retried = Holder.service("tenant", "flood", "");
 
-  private InMemoryAllocationStore newStore() {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PortRange.parse("30000-30127"), new SplittableRandom(3),
+  private AllocationEngine newStore() {
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-30127"), new SplittableRandom(3),
         clock);
     engine.addServiceRange("v4", Cidr.parse("10.0.0.0/24"));
     return engine;
@@ -38,7 +38,7 @@ class OrphanHoldTest {
     long takenAt = clock.now();
     long since = takenAt;
     // Retried every 50 s (under a 60 s grace): each retry gets the same values and re-arms them ...
-    while (clock.now() - takenAt < InMemoryAllocationStore.MAX_REARMED_HOLD_SECONDS - 50) {
+    while (clock.now() - takenAt < AllocationEngine.MAX_REARMED_HOLD_SECONDS - 50) {
       clock.advance(50);
       Reservation again = store.reserve(new ReservationRequest(retried, List.of(IpClaim.dynamic(IpFamily.IPV4)),
           ports, false)).join();
@@ -87,7 +87,7 @@ class OrphanHoldTest {
       assertThat(entry.sinceEpochSeconds()).isEqualTo(takenAt + 30);
       assertThat(entry.firstEpochSeconds()).isEqualTo(takenAt);
     });
-    InMemoryAllocationStore other = newStore();
+    AllocationEngine other = newStore();
     other.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(state));
     assertThat(other.export(key).entries()).isEqualTo(state.entries());
   }

@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.band.UniformStart;
 import io.subrange.allocator.store.AllocationStore;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.webhook.store.ConfigMapAllocationStore;
 import io.subrange.webhook.store.InProcessStateRebuild;
 import io.subrange.webhook.store.RebuildableStore;
@@ -30,7 +30,7 @@ class StoreConfiguration {
     KubernetesClient client = clients.getIfAvailable();
     return switch (properties.store()) {
       case MEMORY -> {
-        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
+        AllocationEngine engine = new AllocationEngine(properties.service().nodePortRange(),
             UniformStart.THREAD_LOCAL);
         if (properties.role() != SubrangeProperties.Role.ALL) {
           throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
@@ -47,7 +47,7 @@ class StoreConfiguration {
         Duration budget = commitBudget(properties);
         // Each replica allocates around its own anchor, so replicas mostly write different shards.
         AnchoredStart starts = new AnchoredStart();
-        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), starts);
+        AllocationEngine engine = new AllocationEngine(properties.service().nodePortRange(), starts);
         ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, starts,
             ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
@@ -67,7 +67,7 @@ class StoreConfiguration {
     if (store instanceof RebuildableStore rebuildable) {
       return rebuildable;
     }
-    if (clients.getIfAvailable() != null && store instanceof InMemoryAllocationStore engine) {
+    if (clients.getIfAvailable() != null && store instanceof AllocationEngine engine) {
       return new InProcessStateRebuild(engine);
     }
     return null;

@@ -13,7 +13,7 @@ import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Allocation;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpAssignment;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PodCidrUnavailableException;
@@ -112,7 +112,7 @@ public final class AllocationReconciler {
       RangeKey key = missing.getKey();
       RangeState state;
       try {
-        InMemoryAllocationStore scratch = rebuildable.emptyCopyOf(key);
+        AllocationEngine scratch = rebuildable.emptyCopyOf(key);
         fill(scratch, key);
         state = scratch.export(key);
       } catch (IllegalArgumentException e) {
@@ -133,7 +133,7 @@ public final class AllocationReconciler {
   }
 
   /** Records in an empty engine what the cluster's objects carry in one range; the oldest object wins a value. */
-  private void fill(InMemoryAllocationStore scratch, RangeKey key) {
+  private void fill(AllocationEngine scratch, RangeKey key) {
     switch (key.kind()) {
       case SERVICE_IPS -> {
         for (Service service : sorted(cluster.services())) {

@@ -16,7 +16,7 @@ import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.store.Allocation;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * compare-and-swap on {@code resourceVersion}, so any number of replicas may allocate and none
  * can overwrite what another recorded.
  *
- * <p>It decorates the {@link InMemoryAllocationStore} engine, which decides every allocation;
+ * <p>It decorates the {@link AllocationEngine} engine, which decides every allocation;
  * this class decides when an answer may be given: only once what it reports is stored. One
  * committer thread ({@link GroupCommitter}) takes every request waiting at that moment, applies
  * them to the engine, and writes the shards they changed once ({@link ShardWriter}), retrying
@@ -72,7 +72,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   /** Between attempts to list the stored shards at start. */
   private static final Duration STARTUP_RETRY_PAUSE = Duration.ofMillis(500);
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private final KubernetesClient client;
   private final String namespace;
   private final Duration budget;
@@ -92,7 +92,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @param budget how long a request may wait for its write before it is answered 503; keep it
    *     below the admission timeout
    */
-  public ConfigMapAllocationStore(InMemoryAllocationStore engine, KubernetesClient client, String namespace,
+  public ConfigMapAllocationStore(AllocationEngine engine, KubernetesClient client, String namespace,
       Duration budget, StoreMetrics metrics) {
     this(engine, null, client, namespace, budget, metrics);
   }
@@ -101,7 +101,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @param anchor the engine's start strategy, moved after a write lost to another replica so
    *     replicas spread over a range's shards
    */
-  public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredStart anchor, KubernetesClient client,
+  public ConfigMapAllocationStore(AllocationEngine engine, AnchoredStart anchor, KubernetesClient client,
       String namespace, Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.client = client;
@@ -428,7 +428,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
-  public InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+  public AllocationEngine emptyCopyOf(RangeKey key) {
     return engine.emptyCopyOf(key);
   }
 
@@ -506,7 +506,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (stored.isEmpty()) {
       return rebuilt;
     }
-    InMemoryAllocationStore merged = engine.emptyCopyOf(key);
+    AllocationEngine merged = engine.emptyCopyOf(key);
     merged.restore(key.kind(), key.family(), List.of(rebuilt));
     for (RangeState.Entry entry : stored) {
       if (entry.holder() == null) {

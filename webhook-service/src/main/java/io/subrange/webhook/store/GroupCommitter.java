@@ -2,7 +2,7 @@ package io.subrange.webhook.store;
 
 import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.store.AllocationException;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.StoreUnavailableException;
 import java.time.Duration;
@@ -49,7 +49,7 @@ final class GroupCommitter {
   private static final long FIRST_BACKOFF_MILLIS = 5;
   private static final long MAX_BACKOFF_MILLIS = 200;
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private final StoredShards shards;
   private final ShardWriter writer;
   /** Where this replica starts dynamic allocations; null when starts are uniform. */
@@ -76,7 +76,7 @@ final class GroupCommitter {
    *     replicas spread over a range's shards; null when starts are uniform
    * @param budget how long a request may wait for its write before it is answered 503
    */
-  GroupCommitter(InMemoryAllocationStore engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,
+  GroupCommitter(AllocationEngine engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,
       Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.shards = shards;
@@ -141,7 +141,7 @@ final class GroupCommitter {
    *     for releases and adoptions
    */
   <T> CompletableFuture<T> submit(String what, String holderKey,
-      Function<InMemoryAllocationStore, CompletableFuture<T>> action) {
+      Function<AllocationEngine, CompletableFuture<T>> action) {
     Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime(), metrics);
     if (!running) {
       mutation.fail(new StoreUnavailableException("subrange's store is not running, so nothing was allocated;"
@@ -447,7 +447,7 @@ final class GroupCommitter {
   private static final class Mutation<T> implements Task {
     final String what;
     final String holderKey;
-    final Function<InMemoryAllocationStore, CompletableFuture<T>> action;
+    final Function<AllocationEngine, CompletableFuture<T>> action;
     final long arrived;
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final StoreMetrics metrics;
@@ -456,7 +456,7 @@ final class GroupCommitter {
     Map<RangeKey, Set<Long>> offsets = Map.of();
     T value;
 
-    Mutation(String what, String holderKey, Function<InMemoryAllocationStore, CompletableFuture<T>> action,
+    Mutation(String what, String holderKey, Function<AllocationEngine, CompletableFuture<T>> action,
         long arrived, StoreMetrics metrics) {
       this.what = what;
       this.holderKey = holderKey;
@@ -466,7 +466,7 @@ final class GroupCommitter {
     }
 
     /** Applies to the engine (under its lock); the refusal when the engine refused. */
-    Throwable apply(InMemoryAllocationStore engine) {
+    Throwable apply(AllocationEngine engine) {
       CompletableFuture<T> outcome;
       try {
         outcome = action.apply(engine);

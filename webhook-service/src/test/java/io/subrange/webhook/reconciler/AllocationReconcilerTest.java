@@ -16,7 +16,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -46,14 +46,14 @@ class AllocationReconcilerTest {
 
   private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
   private final ReconcilerMetrics metrics = ReconcilerMetrics.unregistered();
-  private InMemoryAllocationStore store;
+  private AllocationEngine store;
   private InProcessStateRebuild rebuildable;
   private ClusterObjects cluster;
   private AllocationReconciler reconciler;
 
   @BeforeEach
   void start() {
-    store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
+    store = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     rebuildable = new InProcessStateRebuild(store);

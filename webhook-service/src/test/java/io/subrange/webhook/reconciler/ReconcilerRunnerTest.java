@@ -13,7 +13,7 @@ import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.webhook.config.SubrangeProperties;
@@ -60,13 +60,13 @@ class ReconcilerRunnerTest {
   KubernetesClient client;
 
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private InMemoryAllocationStore store;
+  private AllocationEngine store;
   private CountingRebuild rebuild;
   private ReconcilerRunner runner;
 
   @BeforeEach
   void ranges() {
-    store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    store = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     rebuild = new CountingRebuild(store);
   }
@@ -243,7 +243,7 @@ class ReconcilerRunnerTest {
     private final AtomicInteger asks = new AtomicInteger();
     private final AtomicInteger failuresLeft = new AtomicInteger();
 
-    CountingRebuild(InMemoryAllocationStore engine) {
+    CountingRebuild(AllocationEngine engine) {
       this.delegate = new InProcessStateRebuild(engine);
     }
 
@@ -266,7 +266,7 @@ class ReconcilerRunnerTest {
     }
 
     @Override
-    public InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+    public AllocationEngine emptyCopyOf(RangeKey key) {
       return delegate.emptyCopyOf(key);
     }
 

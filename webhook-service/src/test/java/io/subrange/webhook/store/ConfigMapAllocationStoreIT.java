@@ -19,7 +19,7 @@ import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -85,7 +85,7 @@ class ConfigMapAllocationStoreIT {
   }
 
   private ConfigMapAllocationStore replica(String cidr, StoreMetrics metrics) {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
     store.start(Duration.ofSeconds(10));
@@ -182,7 +182,7 @@ class ConfigMapAllocationStoreIT {
     ConfigMapAllocationStore busy = replica("10.96.0.0/24");
     initialize(busy);
     StoreMetrics metrics = StoreMetrics.unregistered();
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore quiet = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
     quiet.start(Duration.ofSeconds(10));
@@ -240,7 +240,7 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void groupCommitWritesFarLessThanOncePerRequest() throws Exception {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     StoreMetrics metrics = StoreMetrics.unregistered();
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
@@ -365,7 +365,7 @@ class ConfigMapAllocationStoreIT {
     assertThat(store.rangesToRebuild().get(V4)).contains("subrange-service-ips-kubernetes-ipv4-3 is missing");
     assertThatThrownBy(() -> store.reserve(service("during", false)).join()).hasMessageContaining("not loaded yet");
 
-    InMemoryAllocationStore rebuilt = store.emptyCopyOf(V4);
+    AllocationEngine rebuilt = store.emptyCopyOf(V4);
     rebuilt.reserve(ReservationRequest.ips(Holder.service("default", "kept", "u"),
         List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false)).join();
     RangeState picture = rebuilt.export(V4);

@@ -12,7 +12,7 @@ import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -34,7 +34,7 @@ class RangeConfigMapsTest {
 
   @Test
   void rememberedLedgersGiveWhatFreshOnesGive() {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/16"));
     LedgerMemo memo = LedgerMemo.create();
@@ -71,7 +71,7 @@ class RangeConfigMapsTest {
 
   @Test
   void anotherWritersVersionOfAShardParsesOnlyTheLinesThatChanged() {
-    InMemoryAllocationStore writer = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine writer = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     writer.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));  // one shard
     for (int i = 0; i < 20; i++) {
@@ -98,7 +98,7 @@ class RangeConfigMapsTest {
 
   @Test
   void aRangeRoundTripsThroughItsShards() {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/12"));
     store.addServiceRange("kubernetes", Cidr.parse("fd00::/64"));

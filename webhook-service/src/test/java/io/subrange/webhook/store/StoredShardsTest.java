@@ -15,7 +15,7 @@ import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -58,8 +58,8 @@ class StoredShardsTest {
   KubernetesClient client;
 
   private final StoreMetrics metrics = StoreMetrics.unregistered();
-  private final InMemoryAllocationStore writer = new InMemoryAllocationStore(PORTS, new SplittableRandom(1));
-  private final InMemoryAllocationStore reader = new InMemoryAllocationStore(PORTS, new SplittableRandom(2));
+  private final AllocationEngine writer = new AllocationEngine(PORTS, new SplittableRandom(1));
+  private final AllocationEngine reader = new AllocationEngine(PORTS, new SplittableRandom(2));
   /** The shards as stored, by name (the tests that do not use the mock API server). */
   private final Map<String, ConfigMap> stored = new HashMap<>();
   private final AtomicInteger wakes = new AtomicInteger();
@@ -428,7 +428,7 @@ class StoredShardsTest {
    * Stores a range as {@code engine} holds it now, as the API server would: each shard whose content
    * changed gets the next resourceVersion. Returns the shards that changed.
    */
-  private List<ConfigMap> store(InMemoryAllocationStore engine, RangeKey key) {
+  private List<ConfigMap> store(AllocationEngine engine, RangeKey key) {
     List<ConfigMap> changed = new ArrayList<>();
     for (ConfigMap shard : RangeConfigMaps.encode(engine.export(key), NS).values()) {
       ConfigMap before = stored.get(nameOf(shard));

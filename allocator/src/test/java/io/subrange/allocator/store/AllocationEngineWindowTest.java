@@ -22,14 +22,14 @@ import org.junit.jupiter.api.Test;
  * shard holds, and loading the windows another replica changed gives the same picture as loading
  * its whole state.
  */
-class InMemoryAllocationStoreWindowTest {
+class AllocationEngineWindowTest {
 
   private static final Clock AT_1000 = Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC);
   private static final RangeKey V4 = RangeKey.serviceIps("kubernetes", IpFamily.IPV4);
   private static final long SPAN = 512;
 
-  private static InMemoryAllocationStore replica(long seed) {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+  private static AllocationEngine replica(long seed) {
+    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"),
         new SplittableRandom(seed), AT_1000);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
     return store;
@@ -37,7 +37,7 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void changesAreReportedByOffsetInEveryRangeTheyTouch() {
-    InMemoryAllocationStore store = replica(1);
+    AllocationEngine store = replica(1);
     store.addServiceRange("narrow", Cidr.parse("10.96.1.0/24"));
     store.drainChanged();
     store.reserve(new ReservationRequest(Holder.service("default", "web", ""),
@@ -53,9 +53,9 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void loadingTheChangedWindowsGivesWhatLoadingTheWholeStateGives() {
-    InMemoryAllocationStore writer = replica(1);
-    InMemoryAllocationStore byWindow = replica(2);
-    InMemoryAllocationStore whole = replica(3);
+    AllocationEngine writer = replica(1);
+    AllocationEngine byWindow = replica(2);
+    AllocationEngine whole = replica(3);
     SplittableRandom random = new SplittableRandom(42);
     List<Holder> holding = new ArrayList<>();
     for (int round = 0; round < 30; round++) {
@@ -102,8 +102,8 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void aWindowLoadsNothingOutsideItAndNothingItDoesNotMarkTaken() {
-    InMemoryAllocationStore writer = replica(1);
-    InMemoryAllocationStore reader = replica(2);
+    AllocationEngine writer = replica(1);
+    AllocationEngine reader = replica(2);
     Holder web = Holder.service("default", "web", "");
     writer.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false)).join();
     RangeWindow exported = writer.exportWindow(V4, 0, SPAN);
@@ -120,7 +120,7 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void rangesThatCannotLoadAWindowSaySo() {
-    InMemoryAllocationStore store = replica(1);
+    AllocationEngine store = replica(1);
     RangeWindow empty = new RangeWindow(0, SPAN, new java.util.BitSet(), List.of());
     assertThat(store.restoreWindow(V4, "10.96.0.0/24", empty)).as("stored for another range").isFalse();
     store.addServiceRange("inside", Cidr.parse("10.96.1.0/24"));

@@ -48,7 +48,7 @@ import java.util.random.RandomGenerator;
  * {@link UnknownRanges} (which ranges may not serve until loaded) and {@link StoredStates}
  * (export and restore of stored states, whole or a window at a time).
  */
-public final class InMemoryAllocationStore implements AllocationStore {
+public final class AllocationEngine implements AllocationStore {
 
   /** The name {@link #describeRanges} gives the NodePort range. */
   public static final String NODE_PORTS_NAME = "nodeports";
@@ -91,11 +91,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
    * @param random the source of dynamic start offsets and range choice
    */
-  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random) {
+  public AllocationEngine(PortRange nodePortRange, RandomGenerator random) {
     this(nodePortRange, random, Clock.systemUTC());
   }
 
-  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random, Clock clock) {
+  public AllocationEngine(PortRange nodePortRange, RandomGenerator random, Clock clock) {
     this(nodePortRange, new UniformStart(random), random, clock);
   }
 
@@ -107,7 +107,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * @param starts {@link UniformStart#THREAD_LOCAL} alone, an
    *     {@link io.subrange.allocator.band.AnchoredStart} when replicas share stored state
    */
-  public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts) {
+  public AllocationEngine(PortRange nodePortRange, StartStrategy starts) {
     this(nodePortRange, starts, ThreadLocalRandomGenerator.INSTANCE, Clock.systemUTC());
   }
 
@@ -115,7 +115,7 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * @param starts where dynamic allocation starts in a band
    * @param choices picks among Service ranges with room; must be uniform
    */
-  public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts, RandomGenerator choices,
+  public AllocationEngine(PortRange nodePortRange, StartStrategy starts, RandomGenerator choices,
       Clock clock) {
     this.starts = starts;
     this.choices = choices;
@@ -131,8 +131,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   /** A store serving the given named Service ranges and the default NodePort range. */
-  public static InMemoryAllocationStore withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"), random);
+  public static AllocationEngine withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
+    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"), random);
     ranges.forEach(store::addServiceRange);
     return store;
   }
@@ -603,8 +603,8 @@ public final class InMemoryAllocationStore implements AllocationStore {
    * start strategy, randomness and clock): the reconciler rebuilds a range's state in one from
    * what the cluster holds, then exports it.
    */
-  public synchronized InMemoryAllocationStore emptyCopyOf(RangeKey key) {
-    InMemoryAllocationStore copy = new InMemoryAllocationStore(nodePorts.range(), starts, choices, clock);
+  public synchronized AllocationEngine emptyCopyOf(RangeKey key) {
+    AllocationEngine copy = new AllocationEngine(nodePorts.range(), starts, choices, clock);
     switch (key.kind()) {
       case SERVICE_IPS -> {
         ServiceIpPool pool = pools.get(key.family());

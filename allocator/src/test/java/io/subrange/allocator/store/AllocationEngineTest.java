@@ -26,9 +26,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
-class InMemoryAllocationStoreTest {
+class AllocationEngineTest {
 
-  private final InMemoryAllocationStore store = InMemoryAllocationStore.withRanges(
+  private final AllocationEngine store = AllocationEngine.withRanges(
       Map.of("v4", Cidr.parse("10.0.0.0/24"), "v6", Cidr.parse("fd00::/120")), new SplittableRandom(42));
   private final Holder dns = Holder.service("kube-system", "kube-dns", "");
   private final Holder web = Holder.service("default", "web", "");
@@ -123,7 +123,7 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void saysWhenAFamilyHasNoRangeOrTheRangeIsFull() {
-    InMemoryAllocationStore small = InMemoryAllocationStore.withRanges(
+    AllocationEngine small = AllocationEngine.withRanges(
         Map.of("tiny", Cidr.parse("10.0.0.0/30")), new SplittableRandom(1));
     assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).join().ips())
         .hasCauseInstanceOf(NoRangeForFamilyException.class)
@@ -137,7 +137,7 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void servesIpv6RangesAsLargeAsASlash64() {
-    InMemoryAllocationStore wide = InMemoryAllocationStore.withRanges(
+    AllocationEngine wide = AllocationEngine.withRanges(
         Map.of("wide", Cidr.parse("fd00:1::/64")), new SplittableRandom(7));
     ServiceIpRange range = ServiceIpRange.of(Cidr.parse("fd00:1::/64"));
     for (int i = 0; i < 1000; i++) {
@@ -154,7 +154,7 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void rangesComeAndGoAtRunTime() {
-    InMemoryAllocationStore growing = InMemoryAllocationStore.withRanges(
+    AllocationEngine growing = AllocationEngine.withRanges(
         Map.of("first", Cidr.parse("10.0.0.0/30")), new SplittableRandom(3));
     growing.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
     growing.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
@@ -231,7 +231,7 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void aServiceRangeInsideAPodRangeIsNeverHandedToANode() {
-    InMemoryAllocationStore cluster = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine cluster = new AllocationEngine(PortRange.parse("30000-32767"),
         new SplittableRandom(7));
     // Pods in 10.96.0.0/19 in /20 blocks: the first block is exactly the Service range.
     cluster.addClusterCidr(ClusterCidr.ipv4("pods", null, 12, "10.96.0.0/19"));
@@ -270,7 +270,7 @@ class InMemoryAllocationStoreTest {
 
   @Test
   void concurrentRequestsNeverShareAnAddressOrPort() throws Exception {
-    InMemoryAllocationStore shared = InMemoryAllocationStore.withRanges(
+    AllocationEngine shared = AllocationEngine.withRanges(
         Map.of("v4", Cidr.parse("10.0.0.0/20")), ThreadLocalRandomGenerator.INSTANCE);
     int threads = 8;
     int perThread = 250;

@@ -19,15 +19,15 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** What the persisting store relies on: changed ranges, export, restore, releases. */
-class InMemoryAllocationStorePersistenceTest {
+class AllocationEnginePersistenceTest {
 
   private static final Clock AT_1000 = Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC);
 
   private final Holder web = Holder.service("default", "web", "");
   private final Holder api = Holder.service("default", "api", "");
 
-  private static InMemoryAllocationStore store() {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"), new SplittableRandom(1),
+  private static AllocationEngine store() {
+    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"), new SplittableRandom(1),
         AT_1000);
     store.addServiceRange("wide", Cidr.parse("10.0.0.0/16"));
     store.addServiceRange("narrow", Cidr.parse("10.0.1.0/24"));
@@ -38,7 +38,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void everyRangeAChangeTouchesIsReportedOnce() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     store.reserve(new ReservationRequest(web, List.of(IpClaim.specific(IpAddress.parse("10.0.1.7"))),
         List.of(PortClaim.dynamic()), false)).join();
     assertThat(store.drainChanged()).containsExactlyInAnyOrder(RangeKey.serviceIps("wide", IpFamily.IPV4),
@@ -53,13 +53,13 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void podCidrsRestoreIntoTheClusterCidrWhoseStateNamesThemEvenWhereAnotherOverlaps() {
-    InMemoryAllocationStore one = store();
+    AllocationEngine one = store();
     one.addClusterCidr(ClusterCidr.ipv4("gpu", NodeSelector.requiringLabels(Map.of("gpu", "yes")), 8,
         "10.244.0.0/16"));
     one.reservePodCidrs(new NodeView("g1", Map.of("gpu", "yes")), List.of(), false).join();
     assertThat(one.clusterCidrInUse("gpu")).isTrue();
 
-    InMemoryAllocationStore two = store();
+    AllocationEngine two = store();
     two.addClusterCidr(ClusterCidr.ipv4("gpu", NodeSelector.requiringLabels(Map.of("gpu", "yes")), 8,
         "10.244.0.0/16"));
     two.restore(RangeKey.Kind.POD_CIDRS, null, List.of(one.export(RangeKey.podCidrs("pods")),
@@ -70,12 +70,12 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void exportedStateRestoresIntoAnotherReplicaWithHoldersAndTimes() {
-    InMemoryAllocationStore one = store();
+    AllocationEngine one = store();
     one.reserve(new ReservationRequest(web, List.of(IpClaim.specific(IpAddress.parse("10.0.1.7")),
         IpClaim.dynamic(IpFamily.IPV6)), List.of(PortClaim.specific(30080)), false)).join();
     one.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
 
-    InMemoryAllocationStore two = store();
+    AllocationEngine two = store();
     two.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(one.export(RangeKey.serviceIps("wide", IpFamily.IPV4)),
         one.export(RangeKey.serviceIps("narrow", IpFamily.IPV4))));
     two.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV6, List.of(one.export(RangeKey.serviceIps("v6", IpFamily.IPV6))));
@@ -98,7 +98,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void restoreReplacesWhatWasThere() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     store.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.0.2.2"))), false)).join();
     RangeState empty = store().export(RangeKey.serviceIps("wide", IpFamily.IPV4));
     store.restore(RangeKey.Kind.SERVICE_IPS, IpFamily.IPV4, List.of(empty));
@@ -109,7 +109,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void releasesFreeOnlyWhatTheNamedHolderHolds() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     IpAddress address = IpAddress.parse("10.0.3.3");
     store.reserve(new ReservationRequest(web, List.of(IpClaim.specific(address)), List.of(PortClaim.specific(30001)),
         false)).join();
@@ -128,7 +128,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void exportNamesTheEncodingByRangeSize() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     assertThat(store.export(RangeKey.serviceIps("wide", IpFamily.IPV4)).encoding()).isEqualTo(RangeState.RANGE_ALLOCATION);
     assertThat(store.export(RangeKey.serviceIps("v6", IpFamily.IPV6)).encoding()).isEqualTo(RangeState.SPARSE);
     assertThat(store.export(RangeKey.podCidrs("pods")).encoding()).isEqualTo(RangeState.NODE_LEDGER);
@@ -137,8 +137,8 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void rangesWhoseStateIsNotLoadedHandOutNothingUntilRestored() {
-    InMemoryAllocationStore store = store();
-    InMemoryAllocationStore source = store();
+    AllocationEngine store = store();
+    AllocationEngine source = store();
     source.reserve(new ReservationRequest(web, List.of(IpClaim.specific(IpAddress.parse("10.0.1.7"))),
         List.of(PortClaim.specific(30080)), false)).join();
     store.requireLoadedState();
@@ -178,7 +178,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void aStateMadeForAnotherRangeIsRejectedAndAStrayHolderLineIsLeftOut() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     store.requireLoadedState();
     RangeState foreign = new RangeState(RangeKey.serviceIps("narrow", IpFamily.IPV4), "10.9.0.0/24",
         RangeState.RANGE_ALLOCATION, 16, new byte[] {1}, List.of());
@@ -202,7 +202,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void aHolderLineOfAValueTheBitsLeaveFreeIsLeftOut() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     RangeKey wide = RangeKey.serviceIps("wide", IpFamily.IPV4);
     RangeState empty = store().export(wide);
     IpAddress address = IpAddress.parse("10.0.2.2");
@@ -232,7 +232,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void adoptNamesTheObjectThatCarriesAValue() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     IpAddress address = IpAddress.parse("10.0.4.4");
     Holder unnamed = Holder.service("default", "", "");
     store.reserve(new ReservationRequest(unnamed, List.of(IpClaim.specific(address)), List.of(PortClaim.specific(30002)),
@@ -253,7 +253,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void aRecordWithAUidIsNotHandedToANewObjectOfTheSameName() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     Holder first = Holder.service("default", "web", "uid-1");
     IpAddress address = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false))
         .join().ips().get(0).address();
@@ -271,7 +271,7 @@ class InMemoryAllocationStorePersistenceTest {
 
   @Test
   void aRetriedRequestGetsBackThePortsItsObjectHolds() {
-    InMemoryAllocationStore store = store();
+    AllocationEngine store = store();
     ReservationRequest create = new ReservationRequest(web, List.of(), List.of(PortClaim.dynamic(), PortClaim.dynamic()),
         false);
     Reservation first = store.reserve(create).join();

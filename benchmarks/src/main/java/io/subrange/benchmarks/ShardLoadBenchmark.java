@@ -3,8 +3,8 @@ package io.subrange.benchmarks;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
-import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
@@ -58,7 +58,7 @@ public class ShardLoadBenchmark {
         ThreadLocalRandomGenerator.INSTANCE);
     for (int i = 0; i < services; i++) {
       engine.reserve(ReservationRequest.ips(Holder.service("load", "svc-" + i, "uid-" + i),
-          List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join();
+          List.of(IpClaim.dynamic(IpFamily.IPV4)), false));
     }
     whole = List.of(engine.export(KEY));
     shard = engine.exportWindow(KEY, 64 * SPAN, 65 * SPAN);

@@ -4,8 +4,8 @@ import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.port.PortRange;
-import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -54,8 +54,7 @@ public class StoreRestoreBenchmark {
         ThreadLocalRandomGenerator.INSTANCE);
     for (int i = 0; i < services; i++) {
       engine.reserve(new ReservationRequest(Holder.service("load", "svc-" + i, "uid-" + i),
-          List.of(IpClaim.dynamic(IpFamily.IPV4)), i % 2 == 0 ? List.of(PortClaim.dynamic()) : List.of(), false))
-          .join();
+          List.of(IpClaim.dynamic(IpFamily.IPV4)), i % 2 == 0 ? List.of(PortClaim.dynamic()) : List.of(), false));
     }
     serviceIps = List.of(engine.export(RangeKey.serviceIps("kubernetes", IpFamily.IPV4)));
     nodePorts = List.of(engine.export(RangeKey.nodePorts()));

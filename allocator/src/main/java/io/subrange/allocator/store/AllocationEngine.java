@@ -28,19 +28,23 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 /**
- * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, one
- * {@link PortAllocator}, one {@link ClusterCidrAllocator}, plus who holds each value and since
- * when. Every operation runs under the store's lock, which is what makes a request atomic
- * across pools; an allocation takes well under a microsecond, so the lock is never held long.
+ * The allocation engine: one {@link ServiceIpPool} per family, one {@link PortAllocator}, one
+ * {@link ClusterCidrAllocator}, plus who holds each value and since when. It decides every
+ * allocation, synchronously: a request is granted or refused (an {@link AllocationException},
+ * thrown) before the call returns. Every operation runs under the engine's one lock (its monitor),
+ * which is what makes a request atomic across pools; an allocation takes well under a microsecond,
+ * so the lock is never held long. Callers that need several operations to be one step (apply, then
+ * export what changed) hold that same lock around them.
  *
- * <p>It is also the engine of the persisting store, which decorates it: every change marks the
- * ranges it touched ({@link #drainChanged}), a range's state can be exported to be written
- * ({@link #export}) and loaded again after another replica changed it ({@link #restore}).
+ * <p>It knows nothing of durability. {@link InMemoryAllocationStore} serves it as an
+ * {@link AllocationStore} within one process; the persisting store applies requests to it, writes
+ * what changed ({@link #drainChanged}, {@link #export}, {@link #exportWindow}) and loads what
+ * another replica stored ({@link #restore}, {@link #restoreWindow}). Until a range's state is
+ * loaded it serves nothing from it ({@link #requireLoadedState}).
  *
  * <p>This class is the public face and the lock; the parts it is made of are package-private
  * and run only under that lock: a {@link HolderLedger} per IP family and one for NodePorts (who
@@ -48,7 +52,7 @@ import java.util.random.RandomGenerator;
  * {@link UnknownRanges} (which ranges may not serve until loaded) and {@link StoredStates}
  * (export and restore of stored states, whole or a window at a time).
  */
-public final class AllocationEngine implements AllocationStore {
+public final class AllocationEngine {
 
   /** The name {@link #describeRanges} gives the NodePort range. */
   public static final String NODE_PORTS_NAME = "nodeports";
@@ -63,7 +67,7 @@ public final class AllocationEngine implements AllocationStore {
    */
   public static final long MAX_REARMED_HOLD_SECONDS = 600;
 
-  /** Where dynamic allocation starts in a band, in every range of this store. */
+  /** Where dynamic allocation starts in a band, in every range of this engine. */
   private final StartStrategy starts;
   /** Picks among Service ranges with room; uniform. */
   private final RandomGenerator choices;
@@ -85,7 +89,7 @@ public final class AllocationEngine implements AllocationStore {
   private final StoredStates stored;
 
   /**
-   * A store whose starts and range choices are both uniform, drawn from one generator: tests
+   * An engine whose starts and range choices are both uniform, drawn from one generator: tests
    * pass a seeded one, so a run repeats.
    *
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
@@ -100,7 +104,7 @@ public final class AllocationEngine implements AllocationStore {
   }
 
   /**
-   * A store for production: dynamic allocation starts where {@code starts} says, range choices
+   * An engine for production: dynamic allocation starts where {@code starts} says, range choices
    * are uniform from the calling thread's random.
    *
    * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
@@ -130,16 +134,16 @@ public final class AllocationEngine implements AllocationStore {
         this::rangeKeys);
   }
 
-  /** A store serving the given named Service ranges and the default NodePort range. */
+  /** An engine serving the given named Service ranges and the default NodePort range. */
   public static AllocationEngine withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
-    AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"), random);
-    ranges.forEach(store::addServiceRange);
-    return store;
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"), random);
+    ranges.forEach(engine::addServiceRange);
+    return engine;
   }
 
   // ---- Service ranges and ClusterCIDRs -----------------------------------------------------
 
-  @Override
+  /** Adds (or revives) a named Service range; see {@link AllocationStore#addServiceRange}. */
   public synchronized void addServiceRange(String name, Cidr cidr) {
     ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, starts, choices));
     boolean added = !pool.ranges().containsKey(name);
@@ -152,17 +156,21 @@ public final class AllocationEngine implements AllocationStore {
     podCidrs.reserve(cidr);
   }
 
-  @Override
+  /** Stops a Service range from handing out addresses; it keeps what it holds. */
   public synchronized void markServiceRangeTerminating(String name) {
     poolsOf(name).forEach(p -> p.markTerminating(name));
   }
 
-  @Override
+  /** How many held addresses no other live range covers; the range may go when this is 0. */
   public synchronized long serviceRangeInUseOnlyBy(String name) {
     return poolsOf(name).stream().mapToLong(p -> p.inUseOnlyBy(name)).sum();
   }
 
-  @Override
+  /**
+   * Removes a Service range.
+   *
+   * @throws IllegalStateException while it holds addresses no other range covers
+   */
   public synchronized void removeServiceRange(String name) {
     long stranded = serviceRangeInUseOnlyBy(name);
     if (stranded > 0) {
@@ -179,7 +187,7 @@ public final class AllocationEngine implements AllocationStore {
     });
   }
 
-  @Override
+  /** The Service ranges by name (a dual-stack ServiceCIDR has two CIDRs under one name). */
   public synchronized Map<String, List<Cidr>> serviceRanges() {
     Map<String, List<Cidr>> ranges = new TreeMap<>();
     pools.values().forEach(p -> p.ranges().forEach((name, cidr) ->
@@ -196,7 +204,7 @@ public final class AllocationEngine implements AllocationStore {
     return found;
   }
 
-  @Override
+  /** Adds a ClusterCIDR; see {@link AllocationStore#addClusterCidr}. */
   public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
     boolean added = podCidrs.clusterCidr(clusterCidr.name()).isEmpty();
     podCidrs.add(clusterCidr);
@@ -205,22 +213,22 @@ public final class AllocationEngine implements AllocationStore {
     }
   }
 
-  @Override
+  /** The names of the ClusterCIDRs. */
   public synchronized List<String> clusterCidrNames() {
     return podCidrs.usage().stream().map(ClusterCidrUsage::name).toList();
   }
 
-  @Override
+  /** Stops a ClusterCIDR from giving blocks; nodes keep theirs. */
   public synchronized void markClusterCidrTerminating(String name) {
     podCidrs.markTerminating(name);
   }
 
-  @Override
+  /** True while a node holds blocks from the ClusterCIDR. */
   public synchronized boolean clusterCidrInUse(String name) {
     return podCidrs.isInUse(name);
   }
 
-  @Override
+  /** Removes a ClusterCIDR; see {@link AllocationStore#removeClusterCidr}. */
   public synchronized void removeClusterCidr(String name) {
     podCidrs.remove(name);
     unknown.removed(RangeKey.podCidrs(name));
@@ -228,8 +236,13 @@ public final class AllocationEngine implements AllocationStore {
 
   // ---- Services ---------------------------------------------------------------------------
 
-  @Override
-  public synchronized CompletableFuture<Reservation> reserve(ReservationRequest request) {
+  /**
+   * Reserves ClusterIPs and NodePorts for one Service, all or nothing, as
+   * {@link AllocationStore#reserve} describes.
+   *
+   * @throws AllocationException when a claim that is not kept is refused; nothing was taken
+   */
+  public synchronized Reservation reserve(ReservationRequest request) {
     List<IpAddress> takenIps = new ArrayList<>();
     List<Integer> takenPorts = new ArrayList<>();
     try {
@@ -262,11 +275,11 @@ public final class AllocationEngine implements AllocationStore {
               e.getMessage()));
         }
       }
-      return CompletableFuture.completedFuture(new Reservation(ips, ports));
+      return new Reservation(ips, ports);
     } catch (AllocationException e) {
       takenIps.forEach(address -> addressHolders.get(address.family()).free(address));
       takenPorts.forEach(portHolders::free);
-      return CompletableFuture.failedFuture(e);
+      throw e;
     }
   }
 
@@ -374,12 +387,12 @@ public final class AllocationEngine implements AllocationStore {
    * write.
    */
   public synchronized Reservation answerIfAlreadyHeld(ReservationRequest request) {
-    CompletableFuture<Reservation> preview = reserve(new ReservationRequest(request.holder(), request.ips(),
-        request.ports(), true));
-    if (preview.isCompletedExceptionally()) {
+    Reservation reservation;
+    try {
+      reservation = reserve(new ReservationRequest(request.holder(), request.ips(), request.ports(), true));
+    } catch (AllocationException e) {
       return null;
     }
-    Reservation reservation = preview.join();
     for (IpAssignment ip : reservation.ips()) {
       if (ip.unrecorded() == null && (!ip.alreadyHeld()
           || addressHolders.get(ip.address().family()).needsRearm(ip.address(), request.holder()))) {
@@ -396,9 +409,13 @@ public final class AllocationEngine implements AllocationStore {
 
   // ---- Nodes ------------------------------------------------------------------------------
 
-  @Override
-  public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset,
-      boolean dryRun) {
+  /**
+   * Gives a Node its pod CIDRs, as {@link AllocationStore#reservePodCidrs} describes.
+   *
+   * @throws PodCidrUnavailableException when no blocks can be given or {@code preset} is refused
+   * @throws StoreUnavailableException while a ClusterCIDR's state is not loaded
+   */
+  public synchronized PodCidrAllocation reservePodCidrs(NodeView node, List<Cidr> preset, boolean dryRun) {
     return podCidrsFor(node, dryRun, heldBefore -> {
       if (preset.isEmpty()) {
         return dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
@@ -411,100 +428,119 @@ public final class AllocationEngine implements AllocationStore {
     });
   }
 
-  @Override
-  public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> carried) {
+  /**
+   * Records the pod CIDRs a Node already carries, as {@link AllocationStore#recordPodCidrs}
+   * describes.
+   *
+   * @throws PodCidrUnavailableException when the blocks fit no ClusterCIDR or another node holds them
+   * @throws StoreUnavailableException while a ClusterCIDR's state is not loaded
+   */
+  public synchronized PodCidrAllocation recordPodCidrs(NodeView node, List<Cidr> carried) {
     return podCidrsFor(node, false, heldBefore -> podCidrs.occupyExisting(node, carried));
   }
 
-  private CompletableFuture<PodCidrAllocation> podCidrsFor(NodeView node, boolean dryRun,
-      Function<Boolean, PodCidrAllocation> action) {
+  private PodCidrAllocation podCidrsFor(NodeView node, boolean dryRun, Function<Boolean, PodCidrAllocation> action) {
+    unknown.requireKnownPodCidrs();
     try {
-      unknown.requireKnownPodCidrs();
       boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
       PodCidrAllocation allocation = action.apply(heldBefore);
       if (!dryRun && !heldBefore) {
         nodesSince.put(node.name(), now());
         changed.mark(RangeKey.podCidrs(allocation.clusterCidr()));
       }
-      return CompletableFuture.completedFuture(allocation);
+      return allocation;
     } catch (PodCidrAllocationException e) {
-      return CompletableFuture.failedFuture(new PodCidrUnavailableException(e));
-    } catch (StoreUnavailableException e) {
-      return CompletableFuture.failedFuture(e);
+      throw new PodCidrUnavailableException(e);
     }
   }
 
   // ---- releases (the reconciler) ----------------------------------------------------------
 
-  @Override
-  public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
+  /**
+   * Frees a ClusterIP, as {@link AllocationStore#releaseIp} describes.
+   *
+   * @return whether it was freed
+   * @throws StoreUnavailableException while a Service range of its family is not loaded
+   */
+  public synchronized boolean releaseIp(IpAddress address, Holder holder) {
     return releaseIp(address, holder, HolderLedger.ANY_TIME);
   }
 
-  @Override
-  public synchronized CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
+  /** Frees a ClusterIP no object carries, as {@link AllocationStore#releaseLeakedIp} describes. */
+  public synchronized boolean releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
     return releaseIp(address, holder, heldSince);
   }
 
-  private CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder, long heldSince) {
+  private boolean releaseIp(IpAddress address, Holder holder, long heldSince) {
     if (unknown.isUnknown(address.family())) {
-      return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
+      throw unknown.notLoaded(unknown.firstUnknown(address.family()));
     }
-    return CompletableFuture.completedFuture(addressHolders.get(address.family()).release(address, holder, heldSince));
+    return addressHolders.get(address.family()).release(address, holder, heldSince);
   }
 
-  @Override
-  public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
+  /**
+   * Frees a NodePort, as {@link #releaseIp}.
+   *
+   * @throws StoreUnavailableException while the NodePort range is not loaded
+   */
+  public synchronized boolean releaseNodePort(int port, Holder holder) {
     return releaseNodePort(port, holder, HolderLedger.ANY_TIME);
   }
 
-  @Override
-  public synchronized CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
+  /** Frees a NodePort no object carries, as {@link #releaseLeakedIp}. */
+  public synchronized boolean releaseLeakedNodePort(int port, Holder holder, long heldSince) {
     return releaseNodePort(port, holder, heldSince);
   }
 
-  private CompletableFuture<Boolean> releaseNodePort(int port, Holder holder, long heldSince) {
+  private boolean releaseNodePort(int port, Holder holder, long heldSince) {
     if (unknown.contains(RangeKey.nodePorts())) {
-      return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
+      throw unknown.notLoaded(RangeKey.nodePorts());
     }
-    return CompletableFuture.completedFuture(portHolders.release(port, holder, heldSince));
+    return portHolders.release(port, holder, heldSince);
   }
 
-  @Override
-  public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
-    try {
-      unknown.requireKnownPodCidrs();
-    } catch (StoreUnavailableException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+  /**
+   * Frees a node's pod CIDRs (the node is gone).
+   *
+   * @return whether it held any
+   * @throws StoreUnavailableException while a ClusterCIDR's state is not loaded
+   */
+  public synchronized boolean releasePodCidrs(String nodeName) {
+    unknown.requireKnownPodCidrs();
     Optional<PodCidrAllocation> held = podCidrs.allocationOf(nodeName);
     if (held.isEmpty()) {
-      return CompletableFuture.completedFuture(false);
+      return false;
     }
     podCidrs.release(nodeName);
     nodesSince.remove(nodeName);
     changed.mark(RangeKey.podCidrs(held.get().clusterCidr()));
-    return CompletableFuture.completedFuture(true);
+    return true;
   }
 
-  @Override
-  public synchronized CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
+  /**
+   * Names {@code owner} as the holder of a value {@code recorded} holds on record, as
+   * {@link AllocationStore#adopt} describes.
+   *
+   * @return whether the record changed
+   * @throws StoreUnavailableException while the value's range is not loaded
+   */
+  public synchronized boolean adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
     return switch (kind) {
       case SERVICE_IPS -> {
         IpAddress address = IpAddress.parse(value);
         if (unknown.isUnknown(address.family())) {
-          yield CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
+          throw unknown.notLoaded(unknown.firstUnknown(address.family()));
         }
-        yield CompletableFuture.completedFuture(addressHolders.get(address.family()).adopt(address, recorded, owner));
+        yield addressHolders.get(address.family()).adopt(address, recorded, owner);
       }
       case NODE_PORTS -> {
         if (unknown.contains(RangeKey.nodePorts())) {
-          yield CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
+          throw unknown.notLoaded(RangeKey.nodePorts());
         }
         Integer port = Integer.parseInt(value);
-        yield CompletableFuture.completedFuture(portHolders.adopt(port, recorded, owner));
+        yield portHolders.adopt(port, recorded, owner);
       }
-      case POD_CIDRS -> CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
+      case POD_CIDRS -> false;  // a node's blocks are held by its name already
     };
   }
 
@@ -512,7 +548,7 @@ public final class AllocationEngine implements AllocationStore {
 
   /**
    * From now on a range serves only once its state has been loaded by {@link #restore}: every
-   * range this store has, and every range added later, starts unknown. Requests that need an
+   * range this engine has, and every range added later, starts unknown. Requests that need an
    * unknown range fail with {@link StoreUnavailableException}, so nothing is handed out that
    * the cluster may already hold; values an object already carries (kept claims) are reported,
    * not refused.
@@ -526,7 +562,7 @@ public final class AllocationEngine implements AllocationStore {
     return unknown.copy();
   }
 
-  @Override
+  /** Everything held, with holders and times. */
   public synchronized List<Allocation> allocations() {
     List<Allocation> all = new ArrayList<>();
     for (ServiceIpPool pool : pools.values()) {
@@ -589,7 +625,7 @@ public final class AllocationEngine implements AllocationStore {
     return stored.restoreWindow(key, range, window);
   }
 
-  /** Every range this store serves now. */
+  /** Every range this engine serves now. */
   public synchronized List<RangeKey> rangeKeys() {
     List<RangeKey> keys = new ArrayList<>();
     pools.forEach((family, pool) -> pool.ranges().keySet().forEach(name -> keys.add(RangeKey.serviceIps(name, family))));
@@ -599,7 +635,7 @@ public final class AllocationEngine implements AllocationStore {
   }
 
   /**
-   * A new, empty store that serves only {@code key}'s range, defined as here (same NodePort range,
+   * A new, empty engine that serves only {@code key}'s range, defined as here (same NodePort range,
    * start strategy, randomness and clock): the reconciler rebuilds a range's state in one from
    * what the cluster holds, then exports it.
    */
@@ -641,17 +677,17 @@ public final class AllocationEngine implements AllocationStore {
 
   // ---- lookups and usage ------------------------------------------------------------------
 
-  @Override
+  /** Who holds {@code address}, when it is held and the engine knows. */
   public synchronized Optional<Holder> holderOf(IpAddress address) {
     return Optional.ofNullable(addressHolders.get(address.family()).held(address)).map(Held::holder);
   }
 
-  @Override
+  /** Who holds NodePort {@code port}, when it is held and the engine knows. */
   public synchronized Optional<Holder> holderOfNodePort(int port) {
     return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
   }
 
-  @Override
+  /** See {@link AllocationStore#holdsAnythingFor}. */
   public synchronized boolean holdsAnythingFor(Holder holder) {
     HolderLedger.ObjectKey key = HolderLedger.ObjectKey.of(holder);
     if (portHolders.holdsAnythingFor(key)) {
@@ -665,7 +701,7 @@ public final class AllocationEngine implements AllocationStore {
     return false;
   }
 
-  @Override
+  /** The IP families that have at least one live Service range. */
   public synchronized Set<IpFamily> servedFamilies() {
     Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
     pools.forEach((family, pool) -> {
@@ -676,22 +712,22 @@ public final class AllocationEngine implements AllocationStore {
     return families;
   }
 
-  @Override
+  /** Usage of every Service range. */
   public synchronized List<RangeUsage> usage() {
     return pools.values().stream().flatMap(p -> p.usage().stream()).toList();
   }
 
-  @Override
+  /** Usage of the NodePort range. */
   public synchronized RangeUsage nodePortUsage() {
     return nodePorts.usage();
   }
 
-  @Override
+  /** Usage of every ClusterCIDR. */
   public synchronized List<ClusterCidrUsage> podCidrUsage() {
     return podCidrs.usage();
   }
 
-  @Override
+  /** Every Service range and the NodePort range, with bands and static-band holders, for people. */
   public synchronized List<RangeView> describeRanges() {
     List<RangeView> views = new ArrayList<>();
     for (ServiceIpPool pool : pools.values()) {
@@ -730,20 +766,17 @@ public final class AllocationEngine implements AllocationStore {
       this.family = family;
     }
 
-    @Override
-    public boolean isTaken(IpAddress address) {
+      public boolean isTaken(IpAddress address) {
       ServiceIpPool pool = pools.get(family);
       return pool != null && pool.isAllocated(address);
     }
 
-    @Override
-    public void release(IpAddress address) {
+      public void release(IpAddress address) {
       pools.get(family).release(address);
     }
 
     /** An address belongs to every range covering it: all of them change. */
-    @Override
-    public void markChanged(IpAddress address) {
+      public void markChanged(IpAddress address) {
       ServiceIpPool pool = pools.get(family);
       for (String name : pool.ranges().keySet()) {
         long offset = pool.range(name).offsetOf(address);
@@ -757,18 +790,15 @@ public final class AllocationEngine implements AllocationStore {
   /** The NodePorts: one allocator, one stored range, offsets from its first port. */
   private final class NodePortSpace implements HolderLedger.Space<Integer> {
 
-    @Override
-    public boolean isTaken(Integer port) {
+      public boolean isTaken(Integer port) {
       return nodePorts.range().contains(port) && nodePorts.isAllocated(port);
     }
 
-    @Override
-    public void release(Integer port) {
+      public void release(Integer port) {
       nodePorts.release(port);
     }
 
-    @Override
-    public void markChanged(Integer port) {
+      public void markChanged(Integer port) {
       changed.mark(RangeKey.nodePorts(), (long) port - nodePorts.range().first());
     }
   }

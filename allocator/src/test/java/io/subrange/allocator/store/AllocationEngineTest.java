@@ -23,12 +23,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
 class AllocationEngineTest {
 
-  private final AllocationEngine store = AllocationEngine.withRanges(
+  private final AllocationEngine engine = AllocationEngine.withRanges(
       Map.of("v4", Cidr.parse("10.0.0.0/24"), "v6", Cidr.parse("fd00::/120")), new SplittableRandom(42));
   private final Holder dns = Holder.service("kube-system", "kube-dns", "");
   private final Holder web = Holder.service("default", "web", "");
@@ -40,7 +39,7 @@ class AllocationEngineTest {
     assertThat(got).containsExactly(new IpAssignment(tenth, Cidr.parse("10.0.0.0/24"), Scope.STATIC, false));
     assertThat(reserve(dns, IpClaim.specific(tenth))).containsExactly(
         new IpAssignment(tenth, Cidr.parse("10.0.0.0/24"), Scope.STATIC, true));
-    assertThat(store.holderOf(tenth)).contains(dns);
+    assertThat(engine.holderOf(tenth)).contains(dns);
 
     assertThatThrownBy(() -> reserve(web, IpClaim.specific(tenth)))
         .isInstanceOfSatisfying(AlreadyAllocatedException.class, e -> {
@@ -86,16 +85,16 @@ class AllocationEngineTest {
   @Test
   void dryRunAnswersLikeARealRequestAndKeepsNothing() {
     IpAddress tenth = IpAddress.parse("10.0.0.10");
-    assertThat(store.reserve(ReservationRequest.ips(dns, List.of(IpClaim.specific(tenth)), true)).join().ips())
+    assertThat(engine.reserve(ReservationRequest.ips(dns, List.of(IpClaim.specific(tenth)), true)).ips())
         .extracting(IpAssignment::address).containsExactly(tenth);
-    IpAddress shown = store.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), true)).join().ips().get(0).address();
+    IpAddress shown = engine.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), true)).ips().get(0).address();
     assertThat(shown.family()).isEqualTo(IpFamily.IPV4);
     assertThat(usage(IpFamily.IPV4).used()).isZero();
-    assertThat(store.holderOf(tenth)).isEmpty();
+    assertThat(engine.holderOf(tenth)).isEmpty();
 
     reserve(dns, IpClaim.specific(tenth));
-    assertThatThrownBy(() -> store.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(tenth)), true)).join().ips())
-        .hasCauseInstanceOf(AlreadyAllocatedException.class);
+    assertThatThrownBy(() -> engine.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(tenth)), true)).ips())
+        .isInstanceOf(AlreadyAllocatedException.class);
   }
 
   @Test
@@ -125,13 +124,13 @@ class AllocationEngineTest {
   void saysWhenAFamilyHasNoRangeOrTheRangeIsFull() {
     AllocationEngine small = AllocationEngine.withRanges(
         Map.of("tiny", Cidr.parse("10.0.0.0/30")), new SplittableRandom(1));
-    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).join().ips())
-        .hasCauseInstanceOf(NoRangeForFamilyException.class)
+    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).ips())
+        .isInstanceOf(NoRangeForFamilyException.class)
         .hasMessageContaining("no IPv6 Service range is configured");
-    small.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
-    small.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
-    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips())
-        .hasCauseInstanceOf(RangeFullException.class)
+    small.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips();
+    small.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips();
+    assertThatThrownBy(() -> small.reserve(ReservationRequest.ips(web, List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips())
+        .isInstanceOf(RangeFullException.class)
         .hasMessageContaining("no free IPv4 address is left in 10.0.0.0/30");
   }
 
@@ -142,12 +141,12 @@ class AllocationEngineTest {
     ServiceIpRange range = ServiceIpRange.of(Cidr.parse("fd00:1::/64"));
     for (int i = 0; i < 1000; i++) {
       IpAddress address = wide.reserve(ReservationRequest.ips(Holder.service("v6", "s" + i, ""),
-          List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).join().ips().get(0).address();
+          List.of(IpClaim.dynamic(IpFamily.IPV6)), false)).ips().get(0).address();
       assertThat(range.offsetOf(address)).isNotEqualTo(-1L);
       assertThat(Long.compareUnsigned(range.offsetOf(address), 256)).isGreaterThanOrEqualTo(0);
     }
     IpAddress last = IpAddress.parse("fd00:1::ffff:ffff:ffff:ffff");
-    assertThat(wide.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(last)), false)).join().ips().get(0).address()).isEqualTo(last);
+    assertThat(wide.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(last)), false)).ips().get(0).address()).isEqualTo(last);
     assertThat(wide.usage().get(0).used()).isEqualTo(1001);
     assertThat(wide.usage().get(0).size()).as("2^64-1, unsigned").isEqualTo(-1L);
   }
@@ -156,77 +155,75 @@ class AllocationEngineTest {
   void rangesComeAndGoAtRunTime() {
     AllocationEngine growing = AllocationEngine.withRanges(
         Map.of("first", Cidr.parse("10.0.0.0/30")), new SplittableRandom(3));
-    growing.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
-    growing.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips();
+    growing.reserve(ReservationRequest.ips(Holder.service("a", "a", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips();
+    growing.reserve(ReservationRequest.ips(Holder.service("a", "b", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips();
     growing.addServiceRange("second", Cidr.parse("10.1.0.0/24"));
     IpAddress third = growing.reserve(ReservationRequest.ips(Holder.service("a", "c", ""),
-        List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join().ips().get(0).address();
+        List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).ips().get(0).address();
     assertThat(Cidr.parse("10.1.0.0/24").contains(third)).isTrue();
 
     growing.markServiceRangeTerminating("first");
     assertThat(growing.serviceRangeInUseOnlyBy("first")).isEqualTo(2);
     assertThatThrownBy(() -> growing.removeServiceRange("first")).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> growing.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.0.0.1"))), false)).join().ips())
-        .hasCauseInstanceOf(NotInRangeException.class)
+    assertThatThrownBy(() -> growing.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.0.0.1"))), false)).ips())
+        .isInstanceOf(NotInRangeException.class)
         .hasMessageContaining("Service range 10.0.0.0/30 is being deleted");
   }
 
   @Test
   void nodePortsAreHeldByTheirServiceAndNamedOnConflict() {
-    Reservation got = store.reserve(new ReservationRequest(dns, List.of(IpClaim.dynamic(IpFamily.IPV4)),
-        List.of(PortClaim.specific(30053), PortClaim.dynamic()), false)).join();
+    Reservation got = engine.reserve(new ReservationRequest(dns, List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        List.of(PortClaim.specific(30053), PortClaim.dynamic()), false));
     assertThat(got.ports()).hasSize(2);
     assertThat(got.ports().get(0)).isEqualTo(new PortAssignment(30053, "30000-32767", Scope.STATIC, false));
     assertThat(got.ports().get(1).port()).as("dynamic band of 30000-32767").isBetween(30086, 32767);
-    assertThat(store.holderOfNodePort(30053)).contains(dns);
+    assertThat(engine.holderOfNodePort(30053)).contains(dns);
 
-    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(30053)),
-        false)).join())
-        .hasCauseInstanceOf(AlreadyAllocatedException.class)
+    assertThatThrownBy(() -> engine.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(30053)),
+        false)))
+        .isInstanceOf(AlreadyAllocatedException.class)
         .hasMessageContaining("port 30053 is already allocated to Service kube-system/kube-dns in 30000-32767");
-    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(8080)),
-        false)).join())
-        .hasCauseInstanceOf(NotInRangeException.class)
+    assertThatThrownBy(() -> engine.reserve(new ReservationRequest(web, List.of(), List.of(PortClaim.specific(8080)),
+        false)))
+        .isInstanceOf(NotInRangeException.class)
         .hasMessageContaining("port 8080 is not in the NodePort range 30000-32767");
     // The same Service asking again (an update) keeps what it holds.
-    assertThat(store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false))
-        .join().ports()).extracting(PortAssignment::port).containsExactly(30053);
+    assertThat(engine.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false))
+        .ports()).extracting(PortAssignment::port).containsExactly(30053);
   }
 
   @Test
   void aServiceGetsItsAddressesAndPortsTogetherOrNothing() {
-    store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30100)), false)).join();
-    assertThatThrownBy(() -> store.reserve(new ReservationRequest(web,
+    engine.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30100)), false));
+    assertThatThrownBy(() -> engine.reserve(new ReservationRequest(web,
         List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)),
-        List.of(PortClaim.dynamic(), PortClaim.specific(30100)), false)).join())
-        .hasCauseInstanceOf(AlreadyAllocatedException.class);
+        List.of(PortClaim.dynamic(), PortClaim.specific(30100)), false)))
+        .isInstanceOf(AlreadyAllocatedException.class);
     assertThat(usage(IpFamily.IPV4).used()).isZero();
     assertThat(usage(IpFamily.IPV6).used()).isZero();
-    assertThat(store.nodePortUsage().used()).as("only dns's port").isEqualTo(1);
+    assertThat(engine.nodePortUsage().used()).as("only dns's port").isEqualTo(1);
   }
 
   @Test
   void nodesGetPodCidrsAndPresetOnesAreRecordedOrRefused() {
-    store.addClusterCidr(ClusterCidr.ipv4("default", null, 8, "10.244.0.0/16"));
-    PodCidrAllocation first = store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
+    engine.addClusterCidr(ClusterCidr.ipv4("default", null, 8, "10.244.0.0/16"));
+    PodCidrAllocation first = engine.reservePodCidrs(NodeView.named("n1"), List.of(), false);
     assertThat(first.podCidrs()).containsExactly(Cidr.parse("10.244.0.0/24"));
-    PodCidrAllocation preview = store.reservePodCidrs(NodeView.named("n2"), List.of(), true).join();
+    PodCidrAllocation preview = engine.reservePodCidrs(NodeView.named("n2"), List.of(), true);
     assertThat(preview.podCidrs()).containsExactly(Cidr.parse("10.244.1.0/24"));
-    assertThat(store.reservePodCidrs(NodeView.named("n2"), List.of(), false).join().podCidrs())
+    assertThat(engine.reservePodCidrs(NodeView.named("n2"), List.of(), false).podCidrs())
         .as("the dry run kept nothing").containsExactly(Cidr.parse("10.244.1.0/24"));
 
-    assertThat(store.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), true).join()
+    assertThat(engine.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), true)
         .podCidrs()).containsExactly(Cidr.parse("10.244.7.0/24"));
-    assertThat(store.podCidrUsage().get(0).ipv4().allocated()).as("dry-run preset kept nothing").isEqualTo(2);
-    store.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), false).join();
-    assertThatThrownBy(() -> store.reservePodCidrs(NodeView.named("clash"), List.of(Cidr.parse("10.244.7.0/24")), false)
-        .join())
-        .hasCauseInstanceOf(PodCidrUnavailableException.class)
+    assertThat(engine.podCidrUsage().get(0).ipv4().allocated()).as("dry-run preset kept nothing").isEqualTo(2);
+    engine.reservePodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.244.7.0/24")), false);
+    assertThatThrownBy(() -> engine.reservePodCidrs(NodeView.named("clash"), List.of(Cidr.parse("10.244.7.0/24")), false))
+        .isInstanceOf(PodCidrUnavailableException.class)
         .hasMessageContaining("is already allocated to node old");
-    assertThatThrownBy(() -> store.reservePodCidrs(NodeView.named("far"), List.of(Cidr.parse("192.168.0.0/24")), false)
-        .join())
+    assertThatThrownBy(() -> engine.reservePodCidrs(NodeView.named("far"), List.of(Cidr.parse("192.168.0.0/24")), false))
         .hasMessageContaining("fit no ClusterCIDR");
-    assertThat(store.clusterCidrInUse("default")).isTrue();
+    assertThat(engine.clusterCidrInUse("default")).isTrue();
   }
 
   @Test
@@ -236,14 +233,13 @@ class AllocationEngineTest {
     // Pods in 10.96.0.0/19 in /20 blocks: the first block is exactly the Service range.
     cluster.addClusterCidr(ClusterCidr.ipv4("pods", null, 12, "10.96.0.0/19"));
     cluster.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
-    assertThat(cluster.reservePodCidrs(NodeView.named("n1"), List.of(), false).join().podCidrs())
+    assertThat(cluster.reservePodCidrs(NodeView.named("n1"), List.of(), false).podCidrs())
         .as("the first candidate is skipped: it is the Service range")
         .containsExactly(Cidr.parse("10.96.16.0/20"));
-    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join())
-        .as("nothing is left but the Service range").hasCauseInstanceOf(PodCidrUnavailableException.class);
-    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n3"), List.of(Cidr.parse("10.96.0.0/20")), false)
-        .join()).as("nor may a node ask for it")
-        .hasMessageContaining("overlaps the reserved range 10.96.0.0/20");
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false))
+        .as("nothing is left but the Service range").isInstanceOf(PodCidrUnavailableException.class);
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n3"), List.of(Cidr.parse("10.96.0.0/20")), false))
+        .as("nor may a node ask for it").hasMessageContaining("overlaps the reserved range 10.96.0.0/20");
 
     // Stored state may hold a node's block there (the Service range came later): it stays the node's.
     RangeState before = cluster.export(RangeKey.podCidrs("pods"));
@@ -253,18 +249,18 @@ class AllocationEngineTest {
     assertThat(cluster.restore(RangeKey.Kind.POD_CIDRS, null, List.of(withOld))).isEmpty();
     assertThat(cluster.allocations()).extracting(Allocation::value).contains("10.96.0.0/20", "10.96.16.0/20");
 
-    assertThat(cluster.recordPodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
+    assertThat(cluster.recordPodCidrs(NodeView.named("old"), List.of(Cidr.parse("10.96.0.0/20"))).podCidrs())
         .as("the reconciler recording what the node carries: unchanged").containsExactly(Cidr.parse("10.96.0.0/20"));
-    cluster.releasePodCidrs("old").join();
-    assertThat(cluster.recordPodCidrs(NodeView.named("older"), List.of(Cidr.parse("10.96.0.0/20"))).join().podCidrs())
-        .as("a node the store never saw, carrying a block in the Service range").containsExactly(
+    cluster.releasePodCidrs("old");
+    assertThat(cluster.recordPodCidrs(NodeView.named("older"), List.of(Cidr.parse("10.96.0.0/20"))).podCidrs())
+        .as("a node the engine never saw, carrying a block in the Service range").containsExactly(
             Cidr.parse("10.96.0.0/20"));
-    cluster.releasePodCidrs("older").join();
-    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join())
-        .as("freed by its node, the block is still the Service range's").hasCauseInstanceOf(
+    cluster.releasePodCidrs("older");
+    assertThatThrownBy(() -> cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false))
+        .as("freed by its node, the block is still the Service range's").isInstanceOf(
             PodCidrUnavailableException.class);
     cluster.removeServiceRange("kubernetes");
-    assertThat(cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).join().podCidrs())
+    assertThat(cluster.reservePodCidrs(NodeView.named("n2"), List.of(), false).podCidrs())
         .as("the Service range is gone, so its block serves nodes again").containsExactly(Cidr.parse("10.96.0.0/20"));
   }
 
@@ -290,11 +286,11 @@ class AllocationEngineTest {
           try {
             Reservation got = shared.reserve(new ReservationRequest(holder,
                 List.of(i % 2 == 0 ? IpClaim.dynamic(IpFamily.IPV4) : IpClaim.specific(contestedIp)),
-                List.of(PortClaim.dynamic(), PortClaim.specific(contestedPort)), false)).join();
+                List.of(PortClaim.dynamic(), PortClaim.specific(contestedPort)), false));
             assertThat(addresses.add(got.ips().get(0).address())).isTrue();
             got.ports().forEach(p -> assertThat(ports.add(p.port())).as("port " + p.port()).isTrue());
-          } catch (CompletionException e) {
-            assertThat(e.getCause()).isInstanceOf(AlreadyAllocatedException.class);
+          } catch (AllocationException e) {
+            assertThat(e).isInstanceOf(AlreadyAllocatedException.class);
             conflicts.incrementAndGet();
           }
         }
@@ -313,8 +309,8 @@ class AllocationEngineTest {
   void describesEachRangeWithItsBandsAndStaticBandHolders() {
     reserve(dns, IpClaim.specific(IpAddress.parse("10.0.0.10")));
     reserve(web, IpClaim.dynamic(IpFamily.IPV4));
-    store.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false)).join();
-    List<RangeView> views = store.describeRanges();
+    engine.reserve(new ReservationRequest(dns, List.of(), List.of(PortClaim.specific(30053)), false));
+    List<RangeView> views = engine.describeRanges();
     RangeView v4 = views.stream().filter(v -> v.range().equals("10.0.0.0/24")).findFirst().orElseThrow();
     assertThat(v4.kind()).isEqualTo(RangeView.Kind.SERVICE_IPS);
     assertThat(v4.name()).isEqualTo("v4");
@@ -330,14 +326,10 @@ class AllocationEngineTest {
   }
 
   private List<IpAssignment> reserve(Holder holder, IpClaim... claims) {
-    try {
-      return store.reserve(ReservationRequest.ips(holder, List.of(claims), false)).join().ips();
-    } catch (CompletionException e) {
-      throw (RuntimeException) e.getCause();
-    }
+    return engine.reserve(ReservationRequest.ips(holder, List.of(claims), false)).ips();
   }
 
   private RangeUsage usage(IpFamily family) {
-    return store.usage().stream().filter(u -> Cidr.parse(u.range()).family() == family).findFirst().orElseThrow();
+    return engine.usage().stream().filter(u -> Cidr.parse(u.range()).family() == family).findFirst().orElseThrow();
   }
 }

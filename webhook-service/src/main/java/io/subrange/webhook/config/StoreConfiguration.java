@@ -4,8 +4,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.band.UniformStart;
-import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.AllocationStore;
+import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.webhook.store.ConfigMapAllocationStore;
 import io.subrange.webhook.store.InProcessStateRebuild;
 import io.subrange.webhook.store.RebuildableStore;
@@ -30,14 +31,14 @@ class StoreConfiguration {
     KubernetesClient client = clients.getIfAvailable();
     return switch (properties.store()) {
       case MEMORY -> {
-        AllocationEngine engine = new AllocationEngine(properties.service().nodePortRange(),
+        InMemoryAllocationStore memory = new InMemoryAllocationStore(properties.service().nodePortRange(),
             UniformStart.THREAD_LOCAL);
         if (properties.role() != SubrangeProperties.Role.ALL) {
           throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
               + " subrange.role=all (it is " + properties.role().name().toLowerCase() + "); replicas and a separate"
               + " reconciler share state with subrange.store=kubernetes");
         }
-        yield engine;
+        yield memory;
       }
       case KUBERNETES -> {
         if (client == null) {
@@ -67,8 +68,8 @@ class StoreConfiguration {
     if (store instanceof RebuildableStore rebuildable) {
       return rebuildable;
     }
-    if (clients.getIfAvailable() != null && store instanceof AllocationEngine engine) {
-      return new InProcessStateRebuild(engine);
+    if (clients.getIfAvailable() != null && store instanceof InMemoryAllocationStore memory) {
+      return new InProcessStateRebuild(memory.engine());
     }
     return null;
   }

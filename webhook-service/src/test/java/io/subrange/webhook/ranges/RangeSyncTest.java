@@ -14,7 +14,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.port.PortRange;
-import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AllocatorMetrics;
 import io.subrange.webhook.metrics.PodCidrMetrics;
@@ -35,7 +35,7 @@ class RangeSyncTest {
   KubernetesMockServer server;
   KubernetesClient client;
 
-  private final AllocationEngine store = new AllocationEngine(PortRange.parse("30000-32767"),
+  private final InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
       ThreadLocalRandomGenerator.INSTANCE);
 
   @Test

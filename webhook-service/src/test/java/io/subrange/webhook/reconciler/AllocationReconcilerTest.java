@@ -16,7 +16,7 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -46,17 +46,17 @@ class AllocationReconcilerTest {
 
   private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
   private final ReconcilerMetrics metrics = ReconcilerMetrics.unregistered();
-  private AllocationEngine store;
+  private InMemoryAllocationStore store;
   private InProcessStateRebuild rebuildable;
   private ClusterObjects cluster;
   private AllocationReconciler reconciler;
 
   @BeforeEach
   void start() {
-    store = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
+    store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
-    rebuildable = new InProcessStateRebuild(store);
+    rebuildable = new InProcessStateRebuild(store.engine());
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics, PORTS,
         Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);

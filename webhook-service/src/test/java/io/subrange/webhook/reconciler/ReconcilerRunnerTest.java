@@ -12,8 +12,9 @@ import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.port.PortRange;
-import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.webhook.config.SubrangeProperties;
@@ -60,15 +61,15 @@ class ReconcilerRunnerTest {
   KubernetesClient client;
 
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private AllocationEngine store;
+  private InMemoryAllocationStore store;
   private CountingRebuild rebuild;
   private ReconcilerRunner runner;
 
   @BeforeEach
   void ranges() {
-    store = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
-    rebuild = new CountingRebuild(store);
+    rebuild = new CountingRebuild(store.engine());
   }
 
   @AfterEach
@@ -92,8 +93,8 @@ class ReconcilerRunnerTest {
 
     // A range added later is rebuilt on one of the next ticks, not after the comparison interval (10 s).
     store.addServiceRange("second", Cidr.parse("10.97.0.0/24"));
-    assertThat(store.unknownRanges()).isNotEmpty();
-    await().atMost(Duration.ofSeconds(3)).until(() -> store.unknownRanges().isEmpty());
+    assertThat(store.engine().unknownRanges()).isNotEmpty();
+    await().atMost(Duration.ofSeconds(3)).until(() -> store.engine().unknownRanges().isEmpty());
   }
 
   @Test

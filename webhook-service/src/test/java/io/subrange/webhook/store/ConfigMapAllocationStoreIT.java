@@ -367,7 +367,7 @@ class ConfigMapAllocationStoreIT {
 
     AllocationEngine rebuilt = store.emptyCopyOf(V4);
     rebuilt.reserve(ReservationRequest.ips(Holder.service("default", "kept", "u"),
-        List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false)).join();
+        List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false));
     RangeState picture = rebuilt.export(V4);
     store.install(picture).join();
     assertThat(store.rangesToRebuild()).isEmpty();

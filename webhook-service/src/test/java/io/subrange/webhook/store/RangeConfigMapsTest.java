@@ -205,8 +205,8 @@ class RangeConfigMapsTest {
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256,
         new byte[] {0}, List.of()), "ns");
     assertThat(shards.values()).allSatisfy(c -> assertThat(ShardNames.keyOf(c)).contains(V6));
-    assertThat(ShardLayout.shardNames(V6, shards.get(0))).hasSize(16)
-        .contains("subrange-service-ips-kubernetes-ipv6-15");
+    assertThat(shards.values()).extracting(c -> c.getMetadata().getName()).hasSize(16)
+        .contains("subrange-service-ips-kubernetes-ipv6-0", "subrange-service-ips-kubernetes-ipv6-15");
     ConfigMap ports = RangeConfigMaps.encode(new RangeState(RangeKey.nodePorts(), "30000-32767",
         RangeState.RANGE_ALLOCATION, 86, new byte[0], List.of()), "ns").get(0);
     assertThat(ShardNames.keyOf(ports)).contains(RangeKey.nodePorts());

@@ -3,8 +3,8 @@ package io.subrange.benchmarks;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
@@ -48,17 +48,17 @@ public class ShardLoadBenchmark {
   @Param({"20000"})
   int services;
 
-  InMemoryAllocationStore engine;
+  AllocationEngine engine;
   List<RangeState> whole;
   RangeWindow shard;
 
   @Setup(Level.Trial)
   public void fill() {
-    engine = InMemoryAllocationStore.withRanges(Map.of("kubernetes", Cidr.parse(RANGE)),
+    engine = AllocationEngine.withRanges(Map.of("kubernetes", Cidr.parse(RANGE)),
         ThreadLocalRandomGenerator.INSTANCE);
     for (int i = 0; i < services; i++) {
       engine.reserve(ReservationRequest.ips(Holder.service("load", "svc-" + i, "uid-" + i),
-          List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join();
+          List.of(IpClaim.dynamic(IpFamily.IPV4)), false));
     }
     whole = List.of(engine.export(KEY));
     shard = engine.exportWindow(KEY, 64 * SPAN, 65 * SPAN);

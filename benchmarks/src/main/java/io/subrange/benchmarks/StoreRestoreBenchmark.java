@@ -4,8 +4,8 @@ import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -44,18 +44,17 @@ public class StoreRestoreBenchmark {
   @Param({"3000"})
   int services;
 
-  InMemoryAllocationStore engine;
+  AllocationEngine engine;
   List<RangeState> serviceIps;
   List<RangeState> nodePorts;
 
   @Setup(Level.Trial)
   public void fill() {
-    engine = InMemoryAllocationStore.withRanges(Map.of("kubernetes", Cidr.parse("10.96.0.0/20")),
+    engine = AllocationEngine.withRanges(Map.of("kubernetes", Cidr.parse("10.96.0.0/20")),
         ThreadLocalRandomGenerator.INSTANCE);
     for (int i = 0; i < services; i++) {
       engine.reserve(new ReservationRequest(Holder.service("load", "svc-" + i, "uid-" + i),
-          List.of(IpClaim.dynamic(IpFamily.IPV4)), i % 2 == 0 ? List.of(PortClaim.dynamic()) : List.of(), false))
-          .join();
+          List.of(IpClaim.dynamic(IpFamily.IPV4)), i % 2 == 0 ? List.of(PortClaim.dynamic()) : List.of(), false));
     }
     serviceIps = List.of(engine.export(RangeKey.serviceIps("kubernetes", IpFamily.IPV4)));
     nodePorts = List.of(engine.export(RangeKey.nodePorts()));

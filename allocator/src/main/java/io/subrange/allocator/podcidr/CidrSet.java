@@ -1,7 +1,6 @@
 package io.subrange.allocator.podcidr;
 
 import io.subrange.allocator.net.Cidr;
-import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import java.util.Optional;
 
@@ -139,11 +138,6 @@ public final class CidrSet {
       throw new IndexOutOfBoundsException("block " + index + " is outside " + this + " (0.." + (blockCount - 1) + ")");
     }
     return Cidr.containing(Blocks.blockAddress(clusterCidr, nodePrefixLength, index), nodePrefixLength);
-  }
-
-  /** The number of the block holding {@code address}, or -1 when it is outside the cluster CIDR. */
-  public long blockIndexOf(IpAddress address) {
-    return clusterCidr.contains(address) ? Blocks.blockIndex(clusterCidr, nodePrefixLength, address) : -1;
   }
 
   /**

@@ -464,11 +464,6 @@ public final class ClusterCidrAllocator {
     return held == null ? Optional.empty() : Optional.of(held.allocation(nodeName, 0));
   }
 
-  /** Number of nodes holding pod CIDRs. */
-  public synchronized int nodeCount() {
-    return nodes.size();
-  }
-
   // ---- internals -------------------------------------------------------------------------
 
   /** Non-terminating ClusterCIDRs that serve the node, best first; fallbacks last. */

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Where allocations live: Service ClusterIPs (one pool per IP family merging named Service
@@ -162,4 +163,18 @@ public interface AllocationStore {
    * @throws IllegalStateException while nodes hold blocks from it
    */
   void removeClusterCidr(String name);
+
+  /**
+   * The answer of a store with nothing to make durable (the memory store; a dry run): {@code call}
+   * made at once, as a future completed with its result, or failed with the
+   * {@link AllocationException} it threw. Any other exception is thrown: it is a bug, not a
+   * refusal.
+   */
+  static <T> CompletableFuture<T> answerNow(Supplier<T> call) {
+    try {
+      return CompletableFuture.completedFuture(call.get());
+    } catch (AllocationException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
 }

@@ -11,7 +11,7 @@ import java.util.Set;
  * store last drained them: what its next commit has to write. One for the whole engine, so the
  * ranges come out in the order they first changed, whichever kind they are.
  *
- * <p>Not synchronized: {@link InMemoryAllocationStore} calls it only under its own lock.
+ * <p>Not synchronized: {@link AllocationEngine} calls it only under its own lock.
  */
 final class ChangedRanges {
 

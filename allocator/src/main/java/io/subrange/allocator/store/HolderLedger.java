@@ -19,7 +19,7 @@ import java.util.TreeSet;
  * of values by object has one of two shapes: a Service holds one ClusterIP per family
  * ({@link #onePerObject}), but any number of NodePorts ({@link #sortedPerObject}).
  *
- * <p>Not synchronized: {@link InMemoryAllocationStore} calls it only under its own lock, which is
+ * <p>Not synchronized: {@link AllocationEngine} calls it only under its own lock, which is
  * what makes a request atomic across ledgers.
  *
  * @param <V> the values: {@code IpAddress}, or {@code Integer} for ports (boxed as the maps
@@ -109,7 +109,7 @@ final class HolderLedger<V> {
    * after an attempt whose object was never created: its values have been held with no owner
    * since then, and the reconciler frees such values after its grace period. Holding them anew
    * from now keeps them from being freed under the object about to be created. Not done within
-   * {@value InMemoryAllocationStore#REARM_AFTER_SECONDS} s of taking them, so the validating
+   * {@value AllocationEngine#REARM_AFTER_SECONDS} s of taking them, so the validating
    * webhook's check after the mutating one changes nothing.
    */
   boolean needsRearm(V value, Holder asking) {
@@ -118,8 +118,8 @@ final class HolderLedger<V> {
 
   private boolean needsRearm(Held held, Holder asking) {
     long now = now();
-    return held != null && asking.uid().isEmpty() && now - held.since() >= InMemoryAllocationStore.REARM_AFTER_SECONDS
-        && now - held.first() < InMemoryAllocationStore.MAX_REARMED_HOLD_SECONDS;
+    return held != null && asking.uid().isEmpty() && now - held.since() >= AllocationEngine.REARM_AFTER_SECONDS
+        && now - held.first() < AllocationEngine.MAX_REARMED_HOLD_SECONDS;
   }
 
   /** Re-arms the hold on {@code value} when {@code asking} gets it back and {@link #needsRearm needs it}. */

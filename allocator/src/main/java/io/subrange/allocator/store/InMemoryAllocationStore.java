@@ -2,785 +2,197 @@ package io.subrange.allocator.store;
 
 import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.band.StartStrategy;
-import io.subrange.allocator.band.ThreadLocalRandomGenerator;
-import io.subrange.allocator.band.UniformStart;
-import io.subrange.allocator.ip.ServiceIpPool;
-import io.subrange.allocator.ip.ServiceIpRange;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
-import io.subrange.allocator.podcidr.ClusterCidrAllocator;
 import io.subrange.allocator.podcidr.ClusterCidrUsage;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
-import io.subrange.allocator.podcidr.PodCidrAllocationException;
-import io.subrange.allocator.port.PortAllocator;
 import io.subrange.allocator.port.PortRange;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 /**
- * An {@link AllocationStore} held in this process: one {@link ServiceIpPool} per family, one
- * {@link PortAllocator}, one {@link ClusterCidrAllocator}, plus who holds each value and since
- * when. Every operation runs under the store's lock, which is what makes a request atomic
- * across pools; an allocation takes well under a microsecond, so the lock is never held long.
- *
- * <p>It is also the engine of the persisting store, which decorates it: every change marks the
- * ranges it touched ({@link #drainChanged}), a range's state can be exported to be written
- * ({@link #export}) and loaded again after another replica changed it ({@link #restore}).
- *
- * <p>This class is the public face and the lock; the parts it is made of are package-private
- * and run only under that lock: a {@link HolderLedger} per IP family and one for NodePorts (who
- * holds what, one path for both kinds), {@link ChangedRanges} (what to write next),
- * {@link UnknownRanges} (which ranges may not serve until loaded) and {@link StoredStates}
- * (export and restore of stored states, whole or a window at a time).
+ * The memory store ({@code subrange.store=memory}): an {@link AllocationEngine} served as an
+ * {@link AllocationStore} in this process alone. Nothing is made durable, so each request is
+ * answered at once, with a completed future, or one failed with the {@link AllocationException}
+ * the engine threw.
  */
 public final class InMemoryAllocationStore implements AllocationStore {
 
-  /** The name {@link #describeRanges} gives the NodePort range. */
-  public static final String NODE_PORTS_NAME = "nodeports";
-  /** See {@link HolderLedger#needsRearm}. */
-  static final long REARM_AFTER_SECONDS = 2;
-  /**
-   * How long a create that never lands may keep its values by being retried (see
-   * {@link HolderLedger#needsRearm}): after this, retries stop re-arming the hold, and the
-   * reconciler frees the values one grace period after the last re-arm. Bounds what one Service
-   * name retried forever (a create a quota or a later webhook keeps refusing) can hold out of the
-   * ranges.
-   */
-  public static final long MAX_REARMED_HOLD_SECONDS = 600;
+  private final AllocationEngine engine;
 
-  /** Where dynamic allocation starts in a band, in every range of this store. */
-  private final StartStrategy starts;
-  /** Picks among Service ranges with room; uniform. */
-  private final RandomGenerator choices;
-  private final Clock clock;
-  private final Map<IpFamily, ServiceIpPool> pools = new EnumMap<>(IpFamily.class);
-  private final PortAllocator nodePorts;
-  private final ClusterCidrAllocator podCidrs = new ClusterCidrAllocator();
-  /**
-   * Who holds each address, and each object's address, by family: a reload of one family's
-   * stored state (after every write another replica makes) clears its ledger at once.
-   */
-  private final Map<IpFamily, HolderLedger<IpAddress>> addressHolders = new EnumMap<>(IpFamily.class);
-  /** Who holds each NodePort, and each object's NodePorts. */
-  private final HolderLedger<Integer> portHolders;
-  private final Map<String, Long> nodesSince = new HashMap<>();
-  private final ChangedRanges changed = new ChangedRanges();
-  /** Ranges whose state must be loaded before they serve (see {@link #requireLoadedState}). */
-  private final UnknownRanges unknown;
-  private final StoredStates stored;
-
-  /**
-   * A store whose starts and range choices are both uniform, drawn from one generator: tests
-   * pass a seeded one, so a run repeats.
-   *
-   * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
-   * @param random the source of dynamic start offsets and range choice
-   */
-  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random) {
-    this(nodePortRange, random, Clock.systemUTC());
+  public InMemoryAllocationStore(AllocationEngine engine) {
+    this.engine = engine;
   }
 
-  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random, Clock clock) {
-    this(nodePortRange, new UniformStart(random), random, clock);
-  }
-
-  /**
-   * A store for production: dynamic allocation starts where {@code starts} says, range choices
-   * are uniform from the calling thread's random.
-   *
-   * @param nodePortRange the NodePort range (kube-apiserver's --service-node-port-range)
-   * @param starts {@link UniformStart#THREAD_LOCAL} alone, an
-   *     {@link io.subrange.allocator.band.AnchoredStart} when replicas share stored state
-   */
+  /** See {@link AllocationEngine#AllocationEngine(PortRange, StartStrategy)}. */
   public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts) {
-    this(nodePortRange, starts, ThreadLocalRandomGenerator.INSTANCE, Clock.systemUTC());
+    this(new AllocationEngine(nodePortRange, starts));
   }
 
-  /**
-   * @param starts where dynamic allocation starts in a band
-   * @param choices picks among Service ranges with room; must be uniform
-   */
-  public InMemoryAllocationStore(PortRange nodePortRange, StartStrategy starts, RandomGenerator choices,
-      Clock clock) {
-    this.starts = starts;
-    this.choices = choices;
-    this.clock = clock;
-    this.nodePorts = new PortAllocator(nodePortRange, starts);
-    for (IpFamily family : IpFamily.values()) {
-      addressHolders.put(family, HolderLedger.onePerObject(new AddressSpace(family), clock));
-    }
-    this.portHolders = HolderLedger.sortedPerObject(new NodePortSpace(), clock);
-    this.unknown = new UnknownRanges(pools, nodePortRange);
-    this.stored = new StoredStates(pools, nodePorts, podCidrs, nodesSince, addressHolders, portHolders, unknown,
-        this::rangeKeys);
+  /** See {@link AllocationEngine#AllocationEngine(PortRange, RandomGenerator)}. */
+  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random) {
+    this(new AllocationEngine(nodePortRange, random));
   }
 
-  /** A store serving the given named Service ranges and the default NodePort range. */
-  public static InMemoryAllocationStore withRanges(Map<String, Cidr> ranges, RandomGenerator random) {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"), random);
-    ranges.forEach(store::addServiceRange);
-    return store;
+  /** See {@link AllocationEngine#AllocationEngine(PortRange, RandomGenerator, Clock)}. */
+  public InMemoryAllocationStore(PortRange nodePortRange, RandomGenerator random, Clock clock) {
+    this(new AllocationEngine(nodePortRange, random, clock));
   }
 
-  // ---- Service ranges and ClusterCIDRs -----------------------------------------------------
+  /** The engine, for what only it offers: loading state ({@code InProcessStateRebuild}). */
+  public AllocationEngine engine() {
+    return engine;
+  }
+
+  // ---- requests: answered at once ----------------------------------------------------------
 
   @Override
-  public synchronized void addServiceRange(String name, Cidr cidr) {
-    ServiceIpPool pool = pools.computeIfAbsent(cidr.family(), family -> new ServiceIpPool(family, starts, choices));
-    boolean added = !pool.ranges().containsKey(name);
-    pool.add(name, cidr);
-    if (added) {
-      unknown.added(RangeKey.serviceIps(name, cidr.family()));
-    }
-    // A Service range that overlaps a pod range (10.0.0.0/8 for pods, 10.96.0.0/12 for
-    // Services) must never be handed to a node, as upstream's node IPAM occupies it.
-    podCidrs.reserve(cidr);
+  public CompletableFuture<Reservation> reserve(ReservationRequest request) {
+    return AllocationStore.answerNow(() -> engine.reserve(request));
   }
 
   @Override
-  public synchronized void markServiceRangeTerminating(String name) {
-    poolsOf(name).forEach(p -> p.markTerminating(name));
+  public CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset, boolean dryRun) {
+    return AllocationStore.answerNow(() -> engine.reservePodCidrs(node, preset, dryRun));
   }
 
   @Override
-  public synchronized long serviceRangeInUseOnlyBy(String name) {
-    return poolsOf(name).stream().mapToLong(p -> p.inUseOnlyBy(name)).sum();
+  public CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> podCidrs) {
+    return AllocationStore.answerNow(() -> engine.recordPodCidrs(node, podCidrs));
   }
 
   @Override
-  public synchronized void removeServiceRange(String name) {
-    long stranded = serviceRangeInUseOnlyBy(name);
-    if (stranded > 0) {
-      throw new IllegalStateException("Service range " + name + " still holds " + stranded
-          + " addresses no other range covers");
-    }
-    poolsOf(name).forEach(p -> {
-      Cidr cidr = p.ranges().get(name);
-      p.remove(name);
-      unknown.removed(RangeKey.serviceIps(name, p.family()));
-      if (!p.ranges().containsValue(cidr)) {
-        podCidrs.unreserve(cidr);  // blocks nodes hold there, and other reserved ranges, stay occupied
-      }
-    });
+  public CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
+    return AllocationStore.answerNow(() -> engine.releaseIp(address, holder));
   }
 
   @Override
-  public synchronized Map<String, List<Cidr>> serviceRanges() {
-    Map<String, List<Cidr>> ranges = new TreeMap<>();
-    pools.values().forEach(p -> p.ranges().forEach((name, cidr) ->
-        ranges.computeIfAbsent(name, n -> new ArrayList<>()).add(cidr)));
-    return ranges;
-  }
-
-  /** A dual-stack ServiceCIDR is one name in both family pools. */
-  private List<ServiceIpPool> poolsOf(String name) {
-    List<ServiceIpPool> found = pools.values().stream().filter(p -> p.ranges().containsKey(name)).toList();
-    if (found.isEmpty()) {
-      throw new IllegalArgumentException("no Service range named " + name);
-    }
-    return found;
+  public CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
+    return AllocationStore.answerNow(() -> engine.releaseNodePort(port, holder));
   }
 
   @Override
-  public synchronized void addClusterCidr(ClusterCidr clusterCidr) {
-    boolean added = podCidrs.clusterCidr(clusterCidr.name()).isEmpty();
-    podCidrs.add(clusterCidr);
-    if (added) {
-      unknown.added(RangeKey.podCidrs(clusterCidr.name()));
-    }
+  public CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
+    return AllocationStore.answerNow(() -> engine.releaseLeakedIp(address, holder, heldSince));
   }
 
   @Override
-  public synchronized List<String> clusterCidrNames() {
-    return podCidrs.usage().stream().map(ClusterCidrUsage::name).toList();
+  public CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
+    return AllocationStore.answerNow(() -> engine.releaseLeakedNodePort(port, holder, heldSince));
   }
 
   @Override
-  public synchronized void markClusterCidrTerminating(String name) {
-    podCidrs.markTerminating(name);
+  public CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
+    return AllocationStore.answerNow(() -> engine.releasePodCidrs(nodeName));
   }
 
   @Override
-  public synchronized boolean clusterCidrInUse(String name) {
-    return podCidrs.isInUse(name);
+  public CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
+    return AllocationStore.answerNow(() -> engine.adopt(kind, value, recorded, owner));
+  }
+
+  // ---- reads and ranges: the engine's --------------------------------------------------------
+
+  @Override
+  public List<Allocation> allocations() {
+    return engine.allocations();
   }
 
   @Override
-  public synchronized void removeClusterCidr(String name) {
-    podCidrs.remove(name);
-    unknown.removed(RangeKey.podCidrs(name));
-  }
-
-  // ---- Services ---------------------------------------------------------------------------
-
-  @Override
-  public synchronized CompletableFuture<Reservation> reserve(ReservationRequest request) {
-    List<IpAddress> takenIps = new ArrayList<>();
-    List<Integer> takenPorts = new ArrayList<>();
-    try {
-      List<IpAssignment> ips = new ArrayList<>();
-      for (IpClaim claim : request.ips()) {
-        try {
-          ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
-        } catch (AllocationException e) {
-          if (!claim.kept()) {
-            throw e.forClaim(claim);
-          }
-          ips.add(new IpAssignment(claim.requested(), null, Scope.STATIC, true, e.getMessage()));
-        }
-      }
-      List<PortAssignment> ports = new ArrayList<>();
-      // A dynamic claim may reuse a port the object holds (an admission retried after its first
-      // attempt was partly stored), but never one another claim of the request names.
-      Set<Integer> named = new HashSet<>();
-      request.ports().forEach(c -> named.add(c.requested()));
-      for (PortClaim claim : request.ports()) {
-        try {
-          PortAssignment assignment = reservePort(request.holder(), claim, request.dryRun(), takenPorts, named);
-          named.add(assignment.port());
-          ports.add(assignment);
-        } catch (AllocationException e) {
-          if (!claim.kept()) {
-            throw e.forClaim(claim);
-          }
-          ports.add(new PortAssignment(claim.requested(), nodePorts.range().toString(), Scope.STATIC, true,
-              e.getMessage()));
-        }
-      }
-      return CompletableFuture.completedFuture(new Reservation(ips, ports));
-    } catch (AllocationException e) {
-      takenIps.forEach(address -> addressHolders.get(address.family()).free(address));
-      takenPorts.forEach(portHolders::free);
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
-    unknown.requireKnown(claim.family());
-    ServiceIpPool pool = pools.get(claim.family());
-    if (claim.requested() != null) {
-      return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
-    }
-    if (pool == null || !pool.hasLiveRange()) {
-      throw new NoRangeForFamilyException(claim.family());
-    }
-    HolderLedger<IpAddress> holders = addressHolders.get(claim.family());
-    IpAddress held = holders.heldBy(holder, Set.of());
-    if (held != null) {
-      Cidr home = pool.homeOf(held);
-      if (home != null) {
-        holders.rearm(held, holder, dryRun);
-        return new IpAssignment(held, home, Scope.DYNAMIC, true);
-      }
-    }
-    ServiceIpPool.Allocated allocated = dryRun ? pool.peekNext() : pool.allocateNext();
-    if (allocated == null) {
-      throw new RangeFullException(claim.family() + " address", pool.describeLive());
-    }
-    if (!dryRun) {
-      holders.hold(allocated.address(), holder);
-      taken.add(allocated.address());
-    }
-    return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
-  }
-
-  private IpAssignment reserveSpecificIp(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
-      List<IpAddress> taken) {
-    if (pool == null) {
-      throw new NotInRangeException(address.toString(), address + " is not in any Service range ("
-          + describeAllRanges() + ")");
-    }
-    String why = pool.whyNotAssignable(address);
-    if (why != null) {
-      throw new NotInRangeException(address.toString(), why);
-    }
-    Cidr home = pool.homeOf(address);
-    HolderLedger<IpAddress> holders = addressHolders.get(address.family());
-    if (pool.isAllocated(address)) {
-      Held current = holders.held(address);
-      if (current != null && current.holder().isSameObject(holder)) {
-        holders.rearm(address, holder, dryRun);
-        return new IpAssignment(address, home, Scope.STATIC, true);
-      }
-      throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
-    }
-    if (!dryRun) {
-      pool.allocate(address);
-      holders.hold(address, holder);
-      taken.add(address);
-    }
-    return new IpAssignment(address, home, Scope.STATIC, false);
-  }
-
-  private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken,
-      Set<Integer> notReusable) {
-    unknown.requireKnown(RangeKey.nodePorts());
-    String range = nodePorts.range().toString();
-    if (claim.requested() == 0) {
-      Integer held = portHolders.heldBy(holder, notReusable);
-      if (held != null) {
-        portHolders.rearm(held, holder, dryRun);
-        return new PortAssignment(held, range, Scope.DYNAMIC, true);
-      }
-      int port = dryRun ? nodePorts.peekNext() : nodePorts.allocateNext();
-      if (port < 0) {
-        throw new RangeFullException("NodePort", range);
-      }
-      if (!dryRun) {
-        portHolders.hold(port, holder);
-        taken.add(port);
-      }
-      return new PortAssignment(port, range, Scope.DYNAMIC, false);
-    }
-    int port = claim.requested();
-    if (!nodePorts.range().contains(port)) {
-      throw new NotInRangeException(String.valueOf(port), "port " + port + " is not in the NodePort range " + range);
-    }
-    if (nodePorts.isAllocated(port)) {
-      Held current = portHolders.held(port);
-      if (current != null && current.holder().isSameObject(holder)) {
-        portHolders.rearm(port, holder, dryRun);
-        return new PortAssignment(port, range, Scope.STATIC, true);
-      }
-      throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
-    }
-    if (!dryRun) {
-      nodePorts.allocate(port);
-      portHolders.hold(port, holder);
-      taken.add(port);
-    }
-    return new PortAssignment(port, range, Scope.STATIC, false);
-  }
-
-  /**
-   * The answer to a request that would change nothing (everything it asks for is held by its
-   * object already and needs no re-arming), as {@link #reserve} would give it; null when it
-   * would change something or be refused. A persisting store answers such requests without a
-   * write.
-   */
-  public synchronized Reservation answerIfAlreadyHeld(ReservationRequest request) {
-    CompletableFuture<Reservation> preview = reserve(new ReservationRequest(request.holder(), request.ips(),
-        request.ports(), true));
-    if (preview.isCompletedExceptionally()) {
-      return null;
-    }
-    Reservation reservation = preview.join();
-    for (IpAssignment ip : reservation.ips()) {
-      if (ip.unrecorded() == null && (!ip.alreadyHeld()
-          || addressHolders.get(ip.address().family()).needsRearm(ip.address(), request.holder()))) {
-        return null;
-      }
-    }
-    for (PortAssignment port : reservation.ports()) {
-      if (port.unrecorded() == null && (!port.alreadyHeld() || portHolders.needsRearm(port.port(), request.holder()))) {
-        return null;
-      }
-    }
-    return reservation;
-  }
-
-  // ---- Nodes ------------------------------------------------------------------------------
-
-  @Override
-  public synchronized CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset,
-      boolean dryRun) {
-    return podCidrsFor(node, dryRun, heldBefore -> {
-      if (preset.isEmpty()) {
-        return dryRun ? podCidrs.preview(node) : podCidrs.allocate(node);
-      }
-      PodCidrAllocation allocation = podCidrs.occupy(node, preset);
-      if (dryRun && !heldBefore) {
-        podCidrs.release(node.name());  // dry runs keep nothing
-      }
-      return allocation;
-    });
+  public Optional<Holder> holderOf(IpAddress address) {
+    return engine.holderOf(address);
   }
 
   @Override
-  public synchronized CompletableFuture<PodCidrAllocation> recordPodCidrs(NodeView node, List<Cidr> carried) {
-    return podCidrsFor(node, false, heldBefore -> podCidrs.occupyExisting(node, carried));
-  }
-
-  private CompletableFuture<PodCidrAllocation> podCidrsFor(NodeView node, boolean dryRun,
-      Function<Boolean, PodCidrAllocation> action) {
-    try {
-      unknown.requireKnownPodCidrs();
-      boolean heldBefore = podCidrs.allocationOf(node.name()).isPresent();
-      PodCidrAllocation allocation = action.apply(heldBefore);
-      if (!dryRun && !heldBefore) {
-        nodesSince.put(node.name(), now());
-        changed.mark(RangeKey.podCidrs(allocation.clusterCidr()));
-      }
-      return CompletableFuture.completedFuture(allocation);
-    } catch (PodCidrAllocationException e) {
-      return CompletableFuture.failedFuture(new PodCidrUnavailableException(e));
-    } catch (StoreUnavailableException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  // ---- releases (the reconciler) ----------------------------------------------------------
-
-  @Override
-  public synchronized CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
-    return releaseIp(address, holder, HolderLedger.ANY_TIME);
+  public Optional<Holder> holderOfNodePort(int port) {
+    return engine.holderOfNodePort(port);
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
-    return releaseIp(address, holder, heldSince);
-  }
-
-  private CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder, long heldSince) {
-    if (unknown.isUnknown(address.family())) {
-      return CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
-    }
-    return CompletableFuture.completedFuture(addressHolders.get(address.family()).release(address, holder, heldSince));
+  public boolean holdsAnythingFor(Holder holder) {
+    return engine.holdsAnythingFor(holder);
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
-    return releaseNodePort(port, holder, HolderLedger.ANY_TIME);
+  public Set<IpFamily> servedFamilies() {
+    return engine.servedFamilies();
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
-    return releaseNodePort(port, holder, heldSince);
-  }
-
-  private CompletableFuture<Boolean> releaseNodePort(int port, Holder holder, long heldSince) {
-    if (unknown.contains(RangeKey.nodePorts())) {
-      return CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
-    }
-    return CompletableFuture.completedFuture(portHolders.release(port, holder, heldSince));
+  public List<RangeUsage> usage() {
+    return engine.usage();
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> releasePodCidrs(String nodeName) {
-    try {
-      unknown.requireKnownPodCidrs();
-    } catch (StoreUnavailableException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    Optional<PodCidrAllocation> held = podCidrs.allocationOf(nodeName);
-    if (held.isEmpty()) {
-      return CompletableFuture.completedFuture(false);
-    }
-    podCidrs.release(nodeName);
-    nodesSince.remove(nodeName);
-    changed.mark(RangeKey.podCidrs(held.get().clusterCidr()));
-    return CompletableFuture.completedFuture(true);
+  public RangeUsage nodePortUsage() {
+    return engine.nodePortUsage();
   }
 
   @Override
-  public synchronized CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
-    return switch (kind) {
-      case SERVICE_IPS -> {
-        IpAddress address = IpAddress.parse(value);
-        if (unknown.isUnknown(address.family())) {
-          yield CompletableFuture.failedFuture(unknown.notLoaded(unknown.firstUnknown(address.family())));
-        }
-        yield CompletableFuture.completedFuture(addressHolders.get(address.family()).adopt(address, recorded, owner));
-      }
-      case NODE_PORTS -> {
-        if (unknown.contains(RangeKey.nodePorts())) {
-          yield CompletableFuture.failedFuture(unknown.notLoaded(RangeKey.nodePorts()));
-        }
-        Integer port = Integer.parseInt(value);
-        yield CompletableFuture.completedFuture(portHolders.adopt(port, recorded, owner));
-      }
-      case POD_CIDRS -> CompletableFuture.completedFuture(false);  // a node's blocks are held by its name already
-    };
-  }
-
-  // ---- loaded state -----------------------------------------------------------------------
-
-  /**
-   * From now on a range serves only once its state has been loaded by {@link #restore}: every
-   * range this store has, and every range added later, starts unknown. Requests that need an
-   * unknown range fail with {@link StoreUnavailableException}, so nothing is handed out that
-   * the cluster may already hold; values an object already carries (kept claims) are reported,
-   * not refused.
-   */
-  public synchronized void requireLoadedState() {
-    unknown.requireLoadedState(rangeKeys());
-  }
-
-  /** The ranges whose state is not loaded (see {@link #requireLoadedState}). */
-  public synchronized Set<RangeKey> unknownRanges() {
-    return unknown.copy();
+  public List<ClusterCidrUsage> podCidrUsage() {
+    return engine.podCidrUsage();
   }
 
   @Override
-  public synchronized List<Allocation> allocations() {
-    List<Allocation> all = new ArrayList<>();
-    for (ServiceIpPool pool : pools.values()) {
-      for (String name : pool.ranges().keySet()) {
-        pool.forEachTaken(name, address -> {
-          Held held = addressHolders.get(address.family()).held(address);
-          all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
-              held == null ? 0 : held.since()));
-        });
-      }
-    }
-    nodePorts.forEachTaken(port -> {
-      Held held = portHolders.held(port);
-      all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
-          held == null ? 0 : held.since()));
-    });
-    for (String name : clusterCidrNames()) {
-      for (String node : podCidrs.nodesUsing(name)) {
-        String blocks = StoredStates.blocksText(podCidrs.allocationOf(node).orElseThrow());
-        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocks, Holder.node(node), nodesSince.getOrDefault(node, 0L)));
-      }
-    }
-    return all.stream().distinct().toList();
-  }
-
-  // ---- persistence support ----------------------------------------------------------------
-
-  /** The ranges changed since the last call (and forgets them, and their changed offsets). */
-  public synchronized Set<RangeKey> drainChanged() {
-    return changed.drain();
-  }
-
-  /**
-   * The offsets of Service and NodePort ranges changed since the last call (and forgets them),
-   * by range; call before {@link #drainChanged}. A commit writes the stored shards holding them.
-   */
-  public synchronized Map<RangeKey, Set<Long>> drainChangedOffsets() {
-    return changed.drainOffsets();
-  }
-
-  /**
-   * The offsets {@code [from, to)} of a Service or NodePort range, to be persisted as one shard
-   * ({@code to} is cut to the range's size).
-   */
-  public synchronized RangeWindow exportWindow(RangeKey key, long from, long to) {
-    return stored.exportWindow(key, from, to);
-  }
-
-  /**
-   * Replaces one window of a Service or NodePort range with its persisted state, as another
-   * replica left it; the rest of the range is left alone. Nothing is marked changed. Holder lines
-   * for values outside the window, or not taken in it, are left out (as {@link #restore} does).
-   *
-   * @param range the range the window was stored for ({@link RangeState#range} form)
-   * @return false when the range cannot be loaded a window at a time (it is not served, not loaded
-   *     yet, was stored for another range, is too large for a bitmap, or overlaps another range):
-   *     load its whole kind instead, which says what is wrong
-   */
-  public synchronized boolean restoreWindow(RangeKey key, String range, RangeWindow window) {
-    return stored.restoreWindow(key, range, window);
-  }
-
-  /** Every range this store serves now. */
-  public synchronized List<RangeKey> rangeKeys() {
-    List<RangeKey> keys = new ArrayList<>();
-    pools.forEach((family, pool) -> pool.ranges().keySet().forEach(name -> keys.add(RangeKey.serviceIps(name, family))));
-    keys.add(RangeKey.nodePorts());
-    clusterCidrNames().forEach(name -> keys.add(RangeKey.podCidrs(name)));
-    return keys;
-  }
-
-  /**
-   * A new, empty store that serves only {@code key}'s range, defined as here (same NodePort range,
-   * start strategy, randomness and clock): the reconciler rebuilds a range's state in one from
-   * what the cluster holds, then exports it.
-   */
-  public synchronized InMemoryAllocationStore emptyCopyOf(RangeKey key) {
-    InMemoryAllocationStore copy = new InMemoryAllocationStore(nodePorts.range(), starts, choices, clock);
-    switch (key.kind()) {
-      case SERVICE_IPS -> {
-        ServiceIpPool pool = pools.get(key.family());
-        Cidr cidr = pool == null ? null : pool.ranges().get(key.name());
-        if (cidr == null) {
-          throw new IllegalArgumentException("no Service range " + key);
-        }
-        copy.addServiceRange(key.name(), cidr);
-      }
-      case NODE_PORTS -> { }
-      case POD_CIDRS -> copy.addClusterCidr(podCidrs.clusterCidr(key.name())
-          .orElseThrow(() -> new IllegalArgumentException("no ClusterCIDR " + key.name())));
-    }
-    return copy;
-  }
-
-  /** One range's state, to be persisted. */
-  public synchronized RangeState export(RangeKey key) {
-    return stored.export(key);
-  }
-
-  /**
-   * Replaces the state of every range of one kind (and family) with persisted states, as another
-   * replica left them. Ranges of that kind without a state are emptied (and stay unknown when
-   * {@link #requireLoadedState loaded state is required}). Nothing is marked changed: this is
-   * what is stored already.
-   *
-   * @return the states that did not fit their range (a corrupt or foreign state), with why; their
-   *     ranges are left empty and unknown
-   */
-  public synchronized Map<RangeKey, String> restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
-    return stored.restore(kind, family, states);
-  }
-
-  // ---- lookups and usage ------------------------------------------------------------------
-
-  @Override
-  public synchronized Optional<Holder> holderOf(IpAddress address) {
-    return Optional.ofNullable(addressHolders.get(address.family()).held(address)).map(Held::holder);
+  public List<RangeView> describeRanges() {
+    return engine.describeRanges();
   }
 
   @Override
-  public synchronized Optional<Holder> holderOfNodePort(int port) {
-    return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
+  public Map<String, List<Cidr>> serviceRanges() {
+    return engine.serviceRanges();
   }
 
   @Override
-  public synchronized boolean holdsAnythingFor(Holder holder) {
-    HolderLedger.ObjectKey key = HolderLedger.ObjectKey.of(holder);
-    if (portHolders.holdsAnythingFor(key)) {
-      return true;
-    }
-    for (HolderLedger<IpAddress> holders : addressHolders.values()) {
-      if (holders.holdsAnythingFor(key)) {
-        return true;
-      }
-    }
-    return false;
+  public void addServiceRange(String name, Cidr cidr) {
+    engine.addServiceRange(name, cidr);
   }
 
   @Override
-  public synchronized Set<IpFamily> servedFamilies() {
-    Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
-    pools.forEach((family, pool) -> {
-      if (pool.hasLiveRange()) {
-        families.add(family);
-      }
-    });
-    return families;
+  public void markServiceRangeTerminating(String name) {
+    engine.markServiceRangeTerminating(name);
   }
 
   @Override
-  public synchronized List<RangeUsage> usage() {
-    return pools.values().stream().flatMap(p -> p.usage().stream()).toList();
+  public long serviceRangeInUseOnlyBy(String name) {
+    return engine.serviceRangeInUseOnlyBy(name);
   }
 
   @Override
-  public synchronized RangeUsage nodePortUsage() {
-    return nodePorts.usage();
+  public void removeServiceRange(String name) {
+    engine.removeServiceRange(name);
   }
 
   @Override
-  public synchronized List<ClusterCidrUsage> podCidrUsage() {
-    return podCidrs.usage();
+  public void addClusterCidr(ClusterCidr clusterCidr) {
+    engine.addClusterCidr(clusterCidr);
   }
 
   @Override
-  public synchronized List<RangeView> describeRanges() {
-    List<RangeView> views = new ArrayList<>();
-    for (ServiceIpPool pool : pools.values()) {
-      for (Map.Entry<String, Cidr> range : pool.ranges().entrySet()) {
-        ServiceIpRange ipRange = pool.range(range.getKey());
-        List<RangeView.HeldValue> holders = pool.takenInStaticBand(range.getKey()).stream()
-            .map(a -> new RangeView.HeldValue(a.toString(), describeHolder(addressHolders.get(a.family()).held(a))))
-            .toList();
-        RangeUsage usage = pool.usage().stream().filter(u -> u.range().equals(range.getValue().toString()))
-            .findFirst().orElseThrow();
-        views.add(new RangeView(RangeView.Kind.SERVICE_IPS, range.getKey(), range.getValue().toString(),
-            pool.family().kubernetesName(), ipRange.describeStaticBand(), ipRange.describeDynamicBand(), usage,
-            pool.isTerminating(range.getKey()), holders));
-      }
-    }
-    PortRange ports = nodePorts.range();
-    List<RangeView.HeldValue> heldPorts = nodePorts.takenInStaticBand().stream()
-        .map(p -> new RangeView.HeldValue(String.valueOf(p), describeHolder(portHolders.held(p)))).toList();
-    views.add(new RangeView(RangeView.Kind.NODE_PORTS, NODE_PORTS_NAME, ports.toString(), "",
-        ports.describeStaticBand(), ports.describeDynamicBand(), nodePorts.usage(), false, heldPorts));
-    return views;
+  public List<String> clusterCidrNames() {
+    return engine.clusterCidrNames();
   }
 
-  private static String describeHolder(Held held) {
-    return held == null ? "unknown" : held.holder().kind() + " " + held.holder();
+  @Override
+  public void markClusterCidrTerminating(String name) {
+    engine.markClusterCidrTerminating(name);
   }
 
-  // ---- what the holder ledgers need from the allocators ----------------------------------
-
-  /** The addresses of one family, handed out by its pool (there once the family has a range). */
-  private final class AddressSpace implements HolderLedger.Space<IpAddress> {
-
-    private final IpFamily family;
-
-    AddressSpace(IpFamily family) {
-      this.family = family;
-    }
-
-    @Override
-    public boolean isTaken(IpAddress address) {
-      ServiceIpPool pool = pools.get(family);
-      return pool != null && pool.isAllocated(address);
-    }
-
-    @Override
-    public void release(IpAddress address) {
-      pools.get(family).release(address);
-    }
-
-    /** An address belongs to every range covering it: all of them change. */
-    @Override
-    public void markChanged(IpAddress address) {
-      ServiceIpPool pool = pools.get(family);
-      for (String name : pool.ranges().keySet()) {
-        long offset = pool.range(name).offsetOf(address);
-        if (offset != ServiceIpRange.NOT_ASSIGNABLE) {
-          changed.mark(RangeKey.serviceIps(name, family), offset);
-        }
-      }
-    }
+  @Override
+  public boolean clusterCidrInUse(String name) {
+    return engine.clusterCidrInUse(name);
   }
 
-  /** The NodePorts: one allocator, one stored range, offsets from its first port. */
-  private final class NodePortSpace implements HolderLedger.Space<Integer> {
-
-    @Override
-    public boolean isTaken(Integer port) {
-      return nodePorts.range().contains(port) && nodePorts.isAllocated(port);
-    }
-
-    @Override
-    public void release(Integer port) {
-      nodePorts.release(port);
-    }
-
-    @Override
-    public void markChanged(Integer port) {
-      changed.mark(RangeKey.nodePorts(), (long) port - nodePorts.range().first());
-    }
-  }
-
-  // ---- helpers ----------------------------------------------------------------------------
-
-  private long now() {
-    return clock.instant().getEpochSecond();
-  }
-
-  private String describeAllRanges() {
-    return pools.values().stream().map(ServiceIpPool::describeLive).filter(s -> !s.isEmpty())
-        .reduce((a, b) -> a + ", " + b).orElse("none");
+  @Override
+  public void removeClusterCidr(String name) {
+    engine.removeClusterCidr(name);
   }
 }

@@ -27,7 +27,7 @@ public record RangeKey(Kind kind, String name, IpFamily family) {
   }
 
   public static RangeKey nodePorts() {
-    return new RangeKey(Kind.NODE_PORTS, InMemoryAllocationStore.NODE_PORTS_NAME, null);
+    return new RangeKey(Kind.NODE_PORTS, AllocationEngine.NODE_PORTS_NAME, null);
   }
 
   public static RangeKey podCidrs(String clusterCidr) {

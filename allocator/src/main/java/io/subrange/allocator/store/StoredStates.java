@@ -29,7 +29,7 @@ import java.util.stream.Collectors;
  * The engine's stored state going out and coming in: a range's state ({@link RangeState}) or one
  * window of it ({@link RangeWindow}) exported to be written, and states another replica wrote
  * loaded back over the allocators and the holder ledgers. Kept apart from the allocation paths
- * of {@link InMemoryAllocationStore}, which it shares its allocators and ledgers with.
+ * of {@link AllocationEngine}, which it shares its allocators and ledgers with.
  *
  * <p>Not synchronized: the store calls it only under its own lock.
  */
@@ -60,7 +60,7 @@ final class StoredStates {
 
   // ---- whole ranges -----------------------------------------------------------------------
 
-  /** See {@link InMemoryAllocationStore#export}. */
+  /** See {@link AllocationEngine#export}. */
   RangeState export(RangeKey key) {
     return switch (key.kind()) {
       case SERVICE_IPS -> {
@@ -98,7 +98,7 @@ final class StoredStates {
     };
   }
 
-  /** See {@link InMemoryAllocationStore#restore}. */
+  /** See {@link AllocationEngine#restore}. */
   Map<RangeKey, String> restore(RangeKey.Kind kind, IpFamily family, List<RangeState> states) {
     Map<RangeKey, String> rejected = new LinkedHashMap<>();
     List<RangeKey> keys = served.get().stream().filter(k -> k.kind() == kind && Objects.equals(k.family(), family))
@@ -224,7 +224,7 @@ final class StoredStates {
 
   // ---- windows ----------------------------------------------------------------------------
 
-  /** See {@link InMemoryAllocationStore#exportWindow}. */
+  /** See {@link AllocationEngine#exportWindow}. */
   RangeWindow exportWindow(RangeKey key, long from, long to) {
     BitSet taken = new BitSet();
     List<RangeState.Entry> entries = new ArrayList<>();
@@ -247,7 +247,7 @@ final class StoredStates {
     return new RangeWindow(from, to, taken, entries);
   }
 
-  /** See {@link InMemoryAllocationStore#restoreWindow}. */
+  /** See {@link AllocationEngine#restoreWindow}. */
   boolean restoreWindow(RangeKey key, String range, RangeWindow window) {
     if (unknown.contains(key)) {
       return false;

@@ -10,11 +10,11 @@ import java.util.Set;
 
 /**
  * The ranges whose state is not loaded yet, and the refusal ({@link StoreUnavailableException})
- * a request that needs one of them gets: once {@link InMemoryAllocationStore#requireLoadedState
+ * a request that needs one of them gets: once {@link AllocationEngine#requireLoadedState
  * loaded state is required}, a range serves only after its stored state was loaded, so nothing is
  * handed out that the cluster may already hold.
  *
- * <p>Not synchronized: {@link InMemoryAllocationStore} calls it only under its own lock.
+ * <p>Not synchronized: {@link AllocationEngine} calls it only under its own lock.
  */
 final class UnknownRanges {
 

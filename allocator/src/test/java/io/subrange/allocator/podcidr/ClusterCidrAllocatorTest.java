@@ -455,7 +455,8 @@ class ClusterCidrAllocatorTest {
     allocator.add(ClusterCidr.ipv4("pods", null, 4, "10.0.0.0/28"));
 
     PodCidrAllocation preview = allocator.preview(node("n1"));
-    assertThat(allocator.nodeCount()).isZero();
+    assertThat(allocator.allocationOf("n1")).isEmpty();
+    assertThat(allocator.usage("pods").orElseThrow().nodes()).isZero();
     assertThat(allocator.usage("pods").orElseThrow().ipv4().allocated()).isZero();
     assertThat(allocator.allocate(node("n1"))).isEqualTo(preview);
   }
@@ -509,7 +510,8 @@ class ClusterCidrAllocatorTest {
         }
       }
     }
-    assertThat(allocator.nodeCount()).isEqualTo(held);
+    assertThat(allocator.usage().stream().mapToInt(ClusterCidrUsage::nodes).sum()).as("nodes holding blocks")
+        .isEqualTo(held);
     long allocated = allocator.usage().stream().mapToLong(u -> u.ipv4().allocated()).sum();
     assertThat(allocated).isEqualTo(held);
     assertThat(allocator.usage("dual").orElseThrow().ipv6().allocated())

@@ -131,7 +131,7 @@ class HolderLedgerTest {
   void aRetriedCreateReArmsItsHoldOnlyAfterAWhileAndOnlyForAWhile() {
     take(onePerObject, 3, web);
     space.marked.clear();
-    clock.advance(InMemoryAllocationStore.REARM_AFTER_SECONDS - 1);
+    clock.advance(AllocationEngine.REARM_AFTER_SECONDS - 1);
     assertThat(onePerObject.needsRearm(3, web)).as("the validating webhook's check").isFalse();
     clock.advance(1);
     assertThat(onePerObject.needsRearm(3, webWithUid)).as("an object that exists").isFalse();
@@ -143,7 +143,7 @@ class HolderLedgerTest {
     assertThat(onePerObject.heldBy(web, Set.of())).isEqualTo(3);
     assertThat(space.marked).containsExactly(3);
 
-    clock.set(1_000 + InMemoryAllocationStore.MAX_REARMED_HOLD_SECONDS);
+    clock.set(1_000 + AllocationEngine.MAX_REARMED_HOLD_SECONDS);
     assertThat(onePerObject.needsRearm(3, web)).as("held too long since first taken").isFalse();
   }
 

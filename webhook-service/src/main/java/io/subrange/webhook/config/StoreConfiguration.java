@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.band.UniformStart;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.webhook.store.ConfigMapAllocationStore;
@@ -30,14 +31,14 @@ class StoreConfiguration {
     KubernetesClient client = clients.getIfAvailable();
     return switch (properties.store()) {
       case MEMORY -> {
-        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(),
+        InMemoryAllocationStore memory = new InMemoryAllocationStore(properties.service().nodePortRange(),
             UniformStart.THREAD_LOCAL);
         if (properties.role() != SubrangeProperties.Role.ALL) {
           throw new IllegalStateException("subrange.store=memory keeps allocations inside one process, so it needs"
               + " subrange.role=all (it is " + properties.role().name().toLowerCase() + "); replicas and a separate"
               + " reconciler share state with subrange.store=kubernetes");
         }
-        yield engine;
+        yield memory;
       }
       case KUBERNETES -> {
         if (client == null) {
@@ -47,7 +48,7 @@ class StoreConfiguration {
         Duration budget = commitBudget(properties);
         // Each replica allocates around its own anchor, so replicas mostly write different shards.
         AnchoredStart starts = new AnchoredStart();
-        InMemoryAllocationStore engine = new InMemoryAllocationStore(properties.service().nodePortRange(), starts);
+        AllocationEngine engine = new AllocationEngine(properties.service().nodePortRange(), starts);
         ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, starts,
             ConfigMapAllocationStore.clientFor(client, budget),
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
@@ -70,8 +71,8 @@ class StoreConfiguration {
     if (store instanceof RebuildableStore rebuildable) {
       return rebuildable;
     }
-    if (clients.getIfAvailable() != null && store instanceof InMemoryAllocationStore engine) {
-      return new InProcessStateRebuild(engine);
+    if (clients.getIfAvailable() != null && store instanceof InMemoryAllocationStore memory) {
+      return new InProcessStateRebuild(memory.engine());
     }
     return null;
   }

@@ -11,9 +11,10 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.PodCidrAllocationException;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Allocation;
+import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.AllocationException;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpAssignment;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PodCidrUnavailableException;
@@ -112,7 +113,7 @@ public final class AllocationReconciler {
       RangeKey key = missing.getKey();
       RangeState state;
       try {
-        InMemoryAllocationStore scratch = rebuildable.emptyCopyOf(key);
+        AllocationEngine scratch = rebuildable.emptyCopyOf(key);
         fill(scratch, key);
         state = scratch.export(key);
       } catch (IllegalArgumentException e) {
@@ -133,14 +134,14 @@ public final class AllocationReconciler {
   }
 
   /** Records in an empty engine what the cluster's objects carry in one range; the oldest object wins a value. */
-  private void fill(InMemoryAllocationStore scratch, RangeKey key) {
+  private void fill(AllocationEngine scratch, RangeKey key) {
     switch (key.kind()) {
       case SERVICE_IPS -> {
         for (Service service : sorted(cluster.services())) {
           List<IpClaim> claims = Carried.clusterIps(service).stream()
               .filter(ip -> ip.family() == key.family()).map(IpClaim::kept).toList();
           if (!claims.isEmpty()) {
-            scratch.reserve(ReservationRequest.ips(Carried.holder(service), claims, false)).join();
+            scratch.reserve(ReservationRequest.ips(Carried.holder(service), claims, false));
           }
         }
       }
@@ -148,7 +149,7 @@ public final class AllocationReconciler {
         for (Service service : sorted(cluster.services())) {
           List<PortClaim> claims = Carried.nodePorts(service).stream().map(PortClaim::kept).toList();
           if (!claims.isEmpty()) {
-            scratch.reserve(new ReservationRequest(Carried.holder(service), List.of(), claims, false)).join();
+            scratch.reserve(new ReservationRequest(Carried.holder(service), List.of(), claims, false));
           }
         }
       }
@@ -156,7 +157,11 @@ public final class AllocationReconciler {
         for (Node node : sorted(cluster.nodes())) {
           List<Cidr> blocks = Carried.podCidrs(node);
           if (!blocks.isEmpty()) {
-            scratch.recordPodCidrs(NodePodCidrs.view(node), blocks).exceptionally(e -> null).join();
+            try {
+              scratch.recordPodCidrs(NodePodCidrs.view(node), blocks);
+            } catch (AllocationException e) {
+              // blocks that fit no ClusterCIDR here, or that an older node holds: left out
+            }
           }
         }
       }

@@ -14,9 +14,9 @@ import io.subrange.allocator.podcidr.ClusterCidrUsage;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.podcidr.PodCidrAllocation;
 import io.subrange.allocator.store.Allocation;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -47,11 +47,11 @@ import org.slf4j.LoggerFactory;
  * compare-and-swap on {@code resourceVersion}, so any number of replicas may allocate and none
  * can overwrite what another recorded.
  *
- * <p>It decorates the {@link InMemoryAllocationStore} engine, which decides every allocation;
- * this class decides when an answer may be given: only once what it reports is stored. One
- * committer thread ({@link GroupCommitter}) takes every request waiting at that moment, applies
- * them to the engine, and writes the shards they changed once ({@link ShardWriter}), retrying
- * within each request's budget when a write loses or fails.
+ * <p>It decorates the {@link AllocationEngine}, which decides every allocation at once; this
+ * class decides when an answer may be given: only once what it reports is stored, which is why
+ * its answers are futures. One committer thread ({@link GroupCommitter}) takes every request
+ * waiting at that moment, applies them to the engine, and writes the shards they changed once
+ * ({@link ShardWriter}), retrying within each request's budget when a write loses or fails.
  *
  * <p>Only the committer changes the engine's picture of stored state, and it writes each shard
  * with the {@code resourceVersion} of the version that picture was loaded from; a watch on the
@@ -72,7 +72,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   /** Between attempts to list the stored shards at start. */
   private static final Duration STARTUP_RETRY_PAUSE = Duration.ofMillis(500);
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private final KubernetesClient client;
   private final String namespace;
   private final Duration budget;
@@ -94,7 +94,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @param budget how long a request may wait for its write before it is answered 503; keep it
    *     below the admission timeout
    */
-  public ConfigMapAllocationStore(InMemoryAllocationStore engine, KubernetesClient client, String namespace,
+  public ConfigMapAllocationStore(AllocationEngine engine, KubernetesClient client, String namespace,
       Duration budget, StoreMetrics metrics) {
     this(engine, null, client, namespace, budget, metrics);
   }
@@ -103,7 +103,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @param anchor the engine's start strategy, moved after a write lost to another replica so
    *     replicas spread over a range's shards
    */
-  public ConfigMapAllocationStore(InMemoryAllocationStore engine, AnchoredStart anchor, KubernetesClient client,
+  public ConfigMapAllocationStore(AllocationEngine engine, AnchoredStart anchor, KubernetesClient client,
       String namespace, Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.client = client;
@@ -244,7 +244,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   @Override
   public CompletableFuture<Reservation> reserve(ReservationRequest request) {
     if (request.dryRun()) {
-      return engine.reserve(request);  // keeps nothing, so nothing to make durable
+      return AllocationStore.answerNow(() -> engine.reserve(request));  // keeps nothing, so nothing to make durable
     }
     Reservation unchanged = answerIfAlreadyHeld(request);
     if (unchanged != null) {
@@ -273,7 +273,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   @Override
   public CompletableFuture<PodCidrAllocation> reservePodCidrs(NodeView node, List<Cidr> preset, boolean dryRun) {
     if (dryRun) {
-      return engine.reservePodCidrs(node, preset, true);
+      return AllocationStore.answerNow(() -> engine.reservePodCidrs(node, preset, true));
     }
     return committer.submit("the pod CIDRs of node " + node.name(), holderKey(Holder.node(node.name())),
         e -> e.reservePodCidrs(node, preset, false));
@@ -470,7 +470,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
-  public InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+  public AllocationEngine emptyCopyOf(RangeKey key) {
     return engine.emptyCopyOf(key);
   }
 
@@ -548,7 +548,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (stored.isEmpty()) {
       return rebuilt;
     }
-    InMemoryAllocationStore merged = engine.emptyCopyOf(key);
+    AllocationEngine merged = engine.emptyCopyOf(key);
     merged.restore(key.kind(), key.family(), List.of(rebuilt));
     for (RangeState.Entry entry : stored) {
       if (entry.holder() == null) {
@@ -561,7 +561,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
             : ReservationRequest.ips(entry.holder(), List.of(IpClaim.kept(IpAddress.parse(entry.value()))), false);
         merged.reserve(keep);  // refused when the picture gives the value to another object: it wins
       } catch (RuntimeException e) {
-        // a value that is not one of this range's: nothing to keep
+        // a value that is not one of this range's, or a refusal: nothing to keep
       }
     }
     RangeState result = merged.export(key);

@@ -1,8 +1,8 @@
 package io.subrange.webhook.store;
 
 import io.subrange.allocator.band.AnchoredStart;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.AllocationException;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.StoreUnavailableException;
 import java.time.Duration;
@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +48,7 @@ final class GroupCommitter {
   private static final long FIRST_BACKOFF_MILLIS = 5;
   private static final long MAX_BACKOFF_MILLIS = 200;
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private final StoredShards shards;
   private final ShardWriter writer;
   /** Where this replica starts dynamic allocations; null when starts are uniform. */
@@ -76,7 +75,7 @@ final class GroupCommitter {
    *     replicas spread over a range's shards; null when starts are uniform
    * @param budget how long a request may wait for its write before it is answered 503
    */
-  GroupCommitter(InMemoryAllocationStore engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,
+  GroupCommitter(AllocationEngine engine, StoredShards shards, ShardWriter writer, AnchoredStart anchor,
       Duration budget, StoreMetrics metrics) {
     this.engine = engine;
     this.shards = shards;
@@ -139,9 +138,9 @@ final class GroupCommitter {
    * @param what the request, as 503 messages and the log name it
    * @param holderKey the object whose values it changes (see {@link #hasUnstoredChanges}); null
    *     for releases and adoptions
+   * @param action the request, applied to the engine (under its lock); what it throws refuses it
    */
-  <T> CompletableFuture<T> submit(String what, String holderKey,
-      Function<InMemoryAllocationStore, CompletableFuture<T>> action) {
+  <T> CompletableFuture<T> submit(String what, String holderKey, Function<AllocationEngine, T> action) {
     Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime(), metrics);
     if (!running) {
       mutation.fail(new StoreUnavailableException("subrange's store is not running, so nothing was allocated;"
@@ -447,7 +446,7 @@ final class GroupCommitter {
   private static final class Mutation<T> implements Task {
     final String what;
     final String holderKey;
-    final Function<InMemoryAllocationStore, CompletableFuture<T>> action;
+    final Function<AllocationEngine, T> action;
     final long arrived;
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final StoreMetrics metrics;
@@ -456,7 +455,7 @@ final class GroupCommitter {
     Map<RangeKey, Set<Long>> offsets = Map.of();
     T value;
 
-    Mutation(String what, String holderKey, Function<InMemoryAllocationStore, CompletableFuture<T>> action,
+    Mutation(String what, String holderKey, Function<AllocationEngine, T> action,
         long arrived, StoreMetrics metrics) {
       this.what = what;
       this.holderKey = holderKey;
@@ -466,8 +465,8 @@ final class GroupCommitter {
     }
 
     /** Applies to the engine (under its lock); the refusal when the engine refused. */
-    Throwable apply(InMemoryAllocationStore engine) {
-      CompletableFuture<T> outcome;
+    Throwable apply(AllocationEngine engine) {
+      T outcome;
       try {
         outcome = action.apply(engine);
       } catch (RuntimeException e) {
@@ -477,12 +476,8 @@ final class GroupCommitter {
       }
       offsets = engine.drainChangedOffsets();
       keys = engine.drainChanged();
-      try {
-        value = outcome.join();
-        return null;
-      } catch (CompletionException e) {
-        return e.getCause() == null ? e : e.getCause();
-      }
+      value = outcome;
+      return null;
     }
 
     void succeed() {

@@ -1,6 +1,6 @@
 package io.subrange.webhook.store;
 
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import java.util.ArrayList;
@@ -18,10 +18,10 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class InProcessStateRebuild implements RebuildableStore {
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private volatile boolean loadedOnce;
 
-  public InProcessStateRebuild(InMemoryAllocationStore engine) {
+  public InProcessStateRebuild(AllocationEngine engine) {
     this.engine = engine;
     engine.requireLoadedState();
   }
@@ -34,7 +34,7 @@ public final class InProcessStateRebuild implements RebuildableStore {
   }
 
   @Override
-  public InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+  public AllocationEngine emptyCopyOf(RangeKey key) {
     return engine.emptyCopyOf(key);
   }
 

@@ -1,6 +1,6 @@
 package io.subrange.webhook.store;
 
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import java.util.Map;
@@ -17,7 +17,7 @@ public interface RebuildableStore {
   Map<RangeKey, String> rangesToRebuild();
 
   /** An empty engine serving only {@code key}'s range, to rebuild its state in. */
-  InMemoryAllocationStore emptyCopyOf(RangeKey key);
+  AllocationEngine emptyCopyOf(RangeKey key);
 
   /**
    * Makes {@code state} the range's state, replacing whatever is stored; completes once that is

@@ -7,8 +7,6 @@ import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -81,21 +79,6 @@ record ShardLayout(int shards, long span) {
       }
       case NODE_LEDGER -> new ShardLayout(1, 0);
     };
-  }
-
-  /** The names of every shard of a range whose head is {@code head}; empty when it cannot tell. */
-  static List<String> shardNames(RangeKey key, ConfigMap head) {
-    try {
-      ShardLayout layout = of(key, ShardEncoding.named(RangeConfigMaps.annotation(head,
-          RangeConfigMaps.ENCODING_ANNOTATION)), RangeConfigMaps.annotation(head, RangeConfigMaps.RANGE_ANNOTATION));
-      List<String> names = new ArrayList<>();
-      for (int i = 0; i < layout.shards(); i++) {
-        names.add(ShardNames.name(key, i));
-      }
-      return names;
-    } catch (IllegalArgumentException e) {
-      return List.of();
-    }
   }
 
   // ---- one bitmap shard ---------------------------------------------------------------------

@@ -3,7 +3,7 @@ package io.subrange.webhook.store;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeWindow;
@@ -40,14 +40,14 @@ final class ShardWriter implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ShardWriter.class);
   private static final int WRITERS = 4;
 
-  private final InMemoryAllocationStore engine;
+  private final AllocationEngine engine;
   private final KubernetesClient client;
   private final String namespace;
   private final StoredShards shards;
   private final StoreMetrics metrics;
   private final ExecutorService writers;
 
-  ShardWriter(InMemoryAllocationStore engine, KubernetesClient client, String namespace, StoredShards shards,
+  ShardWriter(AllocationEngine engine, KubernetesClient client, String namespace, StoredShards shards,
       StoreMetrics metrics) {
     this.engine = engine;
     this.client = client;

@@ -4,7 +4,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.subrange.allocator.net.IpFamily;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeWindow;
@@ -174,7 +174,7 @@ final class StoredShards {
    * Loads the engine's picture of every kind asked for from the newest shards seen, and notes
    * which ranges cannot be used. Call on the committer thread only.
    */
-  void refresh(InMemoryAllocationStore engine) {
+  void refresh(AllocationEngine engine) {
     if (!staleShards.isEmpty()) {
       Set<String> names = new LinkedHashSet<>(staleShards);
       staleShards.removeAll(names);
@@ -226,7 +226,7 @@ final class StoredShards {
    * (the shard is gone or unreadable, its range has a problem or overlaps another, or the kind
    * loads anyway).
    */
-  private boolean refreshShard(InMemoryAllocationStore engine, String name) {
+  private boolean refreshShard(AllocationEngine engine, String name) {
     ConfigMap shard = latest.get(name);
     RangeKey key = shard == null ? null : ShardNames.keyOf(shard).orElse(null);
     if (key == null || stale.contains(LoadScope.of(key)) || problems.containsKey(key)) {

@@ -56,7 +56,7 @@ class AllocationReconcilerTest {
     store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE, clock);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
-    rebuildable = new InProcessStateRebuild(store);
+    rebuildable = new InProcessStateRebuild(store.engine());
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics, PORTS,
         Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);

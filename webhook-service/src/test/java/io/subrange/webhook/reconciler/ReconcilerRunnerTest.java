@@ -12,6 +12,7 @@ import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.RangeKey;
@@ -68,7 +69,7 @@ class ReconcilerRunnerTest {
   void ranges() {
     store = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
-    rebuild = new CountingRebuild(store);
+    rebuild = new CountingRebuild(store.engine());
   }
 
   @AfterEach
@@ -92,8 +93,8 @@ class ReconcilerRunnerTest {
 
     // A range added later is rebuilt on one of the next ticks, not after the comparison interval (10 s).
     store.addServiceRange("second", Cidr.parse("10.97.0.0/24"));
-    assertThat(store.unknownRanges()).isNotEmpty();
-    await().atMost(Duration.ofSeconds(3)).until(() -> store.unknownRanges().isEmpty());
+    assertThat(store.engine().unknownRanges()).isNotEmpty();
+    await().atMost(Duration.ofSeconds(3)).until(() -> store.engine().unknownRanges().isEmpty());
   }
 
   @Test
@@ -243,7 +244,7 @@ class ReconcilerRunnerTest {
     private final AtomicInteger asks = new AtomicInteger();
     private final AtomicInteger failuresLeft = new AtomicInteger();
 
-    CountingRebuild(InMemoryAllocationStore engine) {
+    CountingRebuild(AllocationEngine engine) {
       this.delegate = new InProcessStateRebuild(engine);
     }
 
@@ -266,7 +267,7 @@ class ReconcilerRunnerTest {
     }
 
     @Override
-    public InMemoryAllocationStore emptyCopyOf(RangeKey key) {
+    public AllocationEngine emptyCopyOf(RangeKey key) {
       return delegate.emptyCopyOf(key);
     }
 

@@ -19,7 +19,7 @@ import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -90,7 +90,7 @@ class ConfigMapAllocationStoreIT {
 
   /** @param loadWhenNeeded as the reconciler: others' writes load before a commit, not as they arrive */
   private ConfigMapAllocationStore replica(String cidr, StoreMetrics metrics, boolean loadWhenNeeded) {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
     if (loadWhenNeeded) {
@@ -190,7 +190,7 @@ class ConfigMapAllocationStoreIT {
     ConfigMapAllocationStore busy = replica("10.96.0.0/24");
     initialize(busy);
     StoreMetrics metrics = StoreMetrics.unregistered();
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     ConfigMapAllocationStore quiet = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
     quiet.start(Duration.ofSeconds(10));
@@ -248,7 +248,7 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void groupCommitWritesFarLessThanOncePerRequest() throws Exception {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     StoreMetrics metrics = StoreMetrics.unregistered();
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
         metrics);
@@ -407,9 +407,9 @@ class ConfigMapAllocationStoreIT {
     assertThat(store.rangesToRebuild().get(V4)).contains("subrange-service-ips-kubernetes-ipv4-3 is missing");
     assertThatThrownBy(() -> store.reserve(service("during", false)).join()).hasMessageContaining("not loaded yet");
 
-    InMemoryAllocationStore rebuilt = store.emptyCopyOf(V4);
+    AllocationEngine rebuilt = store.emptyCopyOf(V4);
     rebuilt.reserve(ReservationRequest.ips(Holder.service("default", "kept", "u"),
-        List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false)).join();
+        List.of(IpClaim.kept(IpAddress.parse("10.96.7.7"))), false));
     RangeState picture = rebuilt.export(V4);
     store.install(picture).join();
     assertThat(store.rangesToRebuild()).isEmpty();

@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.port.PortRange;
-import io.subrange.allocator.store.InMemoryAllocationStore;
+import io.subrange.allocator.store.AllocationEngine;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,7 +62,7 @@ class ConfigMapStoreStartupTest {
   }
 
   private ConfigMapAllocationStore store() {
-    InMemoryAllocationStore engine = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     store = new ConfigMapAllocationStore(engine, ConfigMapAllocationStore.clientFor(shared, BUDGET), NAMESPACE,
         BUDGET, StoreMetrics.unregistered());

@@ -11,8 +11,8 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -34,18 +34,18 @@ class RangeConfigMapsTest {
 
   @Test
   void rememberedLedgersGiveWhatFreshOnesGive() {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/16"));
+    engine.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/16"));
     LedgerMemo memo = LedgerMemo.create();
     for (int round = 0; round < 3; round++) {
       for (int i = 0; i < 40; i++) {
-        store.reserve(ReservationRequest.ips(Holder.service("ns", "r" + round + "-" + i, UUID.randomUUID().toString()),
-            List.of(IpClaim.dynamic(IpFamily.IPV4)), false)).join();
+        engine.reserve(ReservationRequest.ips(Holder.service("ns", "r" + round + "-" + i, UUID.randomUUID().toString()),
+            List.of(IpClaim.dynamic(IpFamily.IPV4)), false));
       }
-      RangeState.Entry released = store.export(V4).entries().get(round);
-      store.releaseIp(IpAddress.parse(released.value()), released.holder()).join();
-      RangeState state = store.export(V4);
+      RangeState.Entry released = engine.export(V4).entries().get(round);
+      engine.releaseIp(IpAddress.parse(released.value()), released.holder());
+      RangeState state = engine.export(V4);
       Map<Integer, ConfigMap> remembered = RangeConfigMaps.encode(state, "ns", memo);
       assertThat(remembered).as("round " + round).isEqualTo(RangeConfigMaps.encode(state, "ns"));
       Map<String, ConfigMap> byName = new HashMap<>();
@@ -54,7 +54,7 @@ class RangeConfigMapsTest {
       assertThat(back.entries()).containsExactlyInAnyOrderElementsOf(state.entries());
     }
     // Bytes another writer stored are read afresh, whatever the memo knew of that shard.
-    RangeState state = store.export(V4);
+    RangeState state = engine.export(V4);
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "ns", memo);
     RangeState.Entry first = state.entries().get(0);
     int shardOfFirst = shards.entrySet().stream().filter(e -> LedgerCodec.unledger(LedgerCodec.gunzip(
@@ -71,20 +71,20 @@ class RangeConfigMapsTest {
 
   @Test
   void anotherWritersVersionOfAShardParsesOnlyTheLinesThatChanged() {
-    InMemoryAllocationStore writer = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine writer = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
     writer.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));  // one shard
     for (int i = 0; i < 20; i++) {
       writer.reserve(ReservationRequest.ips(Holder.service("ns", "svc-" + i, ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
-          false)).join();
+          false));
     }
     LedgerMemo reader = LedgerMemo.create();
     List<RangeState.Entry> before = reader.decode(RangeConfigMaps.encode(writer.export(V4), "ns").get(0));
 
     RangeState.Entry gone = before.get(3);
-    writer.releaseIp(IpAddress.parse(gone.value()), gone.holder()).join();
+    writer.releaseIp(IpAddress.parse(gone.value()), gone.holder());
     writer.reserve(ReservationRequest.ips(Holder.service("ns", "new", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
-        false)).join();
+        false));
     RangeState now = writer.export(V4);
     List<RangeState.Entry> after = reader.decode(RangeConfigMaps.encode(now, "ns").get(0));
 
@@ -98,22 +98,21 @@ class RangeConfigMapsTest {
 
   @Test
   void aRangeRoundTripsThroughItsShards() {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/12"));
-    store.addServiceRange("kubernetes", Cidr.parse("fd00::/64"));
-    store.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
+    engine.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/12"));
+    engine.addServiceRange("kubernetes", Cidr.parse("fd00::/64"));
+    engine.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     for (int i = 0; i < 500; i++) {
-      store.reserve(new ReservationRequest(Holder.service("ns", "s" + i, "uid-" + i),
-          List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)), List.of(PortClaim.dynamic()), false))
-          .join();
+      engine.reserve(new ReservationRequest(Holder.service("ns", "s" + i, "uid-" + i),
+          List.of(IpClaim.dynamic(IpFamily.IPV4), IpClaim.dynamic(IpFamily.IPV6)), List.of(PortClaim.dynamic()), false));
     }
-    store.reserve(ReservationRequest.ips(Holder.service("kube-system", "dns", ""),
-        List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false)).join();
-    store.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
+    engine.reserve(ReservationRequest.ips(Holder.service("kube-system", "dns", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false));
+    engine.reservePodCidrs(NodeView.named("n1"), List.of(), false);
 
     for (RangeKey key : List.of(V4, V6, RangeKey.nodePorts(), RangeKey.podCidrs("pods"))) {
-      RangeState state = store.export(key);
+      RangeState state = engine.export(key);
       Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(state, "subrange-system");
       assertThat(shards).containsKey(0);
       shards.values().forEach(c -> assertThat(c.getMetadata().getLabels())
@@ -122,9 +121,9 @@ class RangeConfigMapsTest {
       assertThat(back.allocation()).as(key + " allocation").isEqualTo(state.allocation());
       assertThat(back.entries()).as(key + " holders").containsExactlyInAnyOrderElementsOf(state.entries());
     }
-    assertThat(RangeConfigMaps.encode(store.export(V4), "ns")).as("a /12 in 128 blocks of 8192").hasSize(128);
-    assertThat(RangeConfigMaps.encode(store.export(V6), "ns")).hasSize(ShardLayout.SPARSE_SHARDS);
-    assertThat(RangeConfigMaps.encode(store.export(RangeKey.nodePorts()), "ns")).as("2768 ports in blocks of 512")
+    assertThat(RangeConfigMaps.encode(engine.export(V4), "ns")).as("a /12 in 128 blocks of 8192").hasSize(128);
+    assertThat(RangeConfigMaps.encode(engine.export(V6), "ns")).hasSize(ShardLayout.SPARSE_SHARDS);
+    assertThat(RangeConfigMaps.encode(engine.export(RangeKey.nodePorts()), "ns")).as("2768 ports in blocks of 512")
         .hasSize(6);
     assertThat(ShardNames.name(V4, 0)).isEqualTo("subrange-service-ips-kubernetes-ipv4-0");
   }
@@ -206,8 +205,8 @@ class RangeConfigMapsTest {
     Map<Integer, ConfigMap> shards = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256,
         new byte[] {0}, List.of()), "ns");
     assertThat(shards.values()).allSatisfy(c -> assertThat(ShardNames.keyOf(c)).contains(V6));
-    assertThat(ShardLayout.shardNames(V6, shards.get(0))).hasSize(16)
-        .contains("subrange-service-ips-kubernetes-ipv6-15");
+    assertThat(shards.values()).extracting(c -> c.getMetadata().getName()).hasSize(16)
+        .contains("subrange-service-ips-kubernetes-ipv6-0", "subrange-service-ips-kubernetes-ipv6-15");
     ConfigMap ports = RangeConfigMaps.encode(new RangeState(RangeKey.nodePorts(), "30000-32767",
         RangeState.RANGE_ALLOCATION, 86, new byte[0], List.of()), "ns").get(0);
     assertThat(ShardNames.keyOf(ports)).contains(RangeKey.nodePorts());

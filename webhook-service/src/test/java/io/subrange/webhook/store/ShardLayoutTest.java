@@ -46,6 +46,8 @@ class ShardLayoutTest {
     ConfigMap sparse = RangeConfigMaps.encode(new RangeState(V6, "fd00::/64", RangeState.SPARSE, 256, new byte[] {0},
         List.of()), "ns").get(0);
     assertThat(ShardLayout.placeOf(sparse)).isEmpty();
-    assertThat(ShardLayout.shardNames(V6, sparse)).hasSize(16).startsWith(ShardNames.name(V6, 0));
+    ShardLayout told = ShardLayout.of(V6, ShardEncoding.named(RangeConfigMaps.annotation(sparse,
+        RangeConfigMaps.ENCODING_ANNOTATION)), RangeConfigMaps.annotation(sparse, RangeConfigMaps.RANGE_ANNOTATION));
+    assertThat(told.shards()).as("what a sparse shard's annotations tell of its range").isEqualTo(16);
   }
 }

@@ -14,8 +14,8 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
-import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -58,8 +58,8 @@ class StoredShardsTest {
   KubernetesClient client;
 
   private final StoreMetrics metrics = StoreMetrics.unregistered();
-  private final InMemoryAllocationStore writer = new InMemoryAllocationStore(PORTS, new SplittableRandom(1));
-  private final InMemoryAllocationStore reader = new InMemoryAllocationStore(PORTS, new SplittableRandom(2));
+  private final AllocationEngine writer = new AllocationEngine(PORTS, new SplittableRandom(1));
+  private final AllocationEngine reader = new AllocationEngine(PORTS, new SplittableRandom(2));
   /** The shards as stored, by name (the tests that do not use the mock API server). */
   private final Map<String, ConfigMap> stored = new HashMap<>();
   private final AtomicInteger wakes = new AtomicInteger();
@@ -83,7 +83,7 @@ class StoredShardsTest {
   @Test
   void aServiceShardAnotherReplicaWroteLoadsAlone() {
     loadEverything();
-    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     List<ConfigMap> changed = store(writer, V4);
     assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(V4, 2));
     ConfigMap shard = changed.get(0);
@@ -105,7 +105,7 @@ class StoredShardsTest {
   @Test
   void aNodePortShardAnotherReplicaWroteLoadsAlone() {
     loadEverything();
-    writer.reserve(new ReservationRequest(WEB, List.of(), List.of(PortClaim.specific(31000)), false)).join();
+    writer.reserve(new ReservationRequest(WEB, List.of(), List.of(PortClaim.specific(31000)), false));
     List<ConfigMap> changed = store(writer, NODE_PORTS);
     // Port 31000 is offset 1000 of 30000-32767: shard 1, of 512 ports each.
     assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(NODE_PORTS, 1));
@@ -129,7 +129,7 @@ class StoredShardsTest {
     String name = ShardNames.name(V4, 2);
 
     // The watch event comes before the API server's answer.
-    reader.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    reader.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     ConfigMap first = writeShard2(nextVersion(), false);
     assertThat(wakes).as("no news").hasValue(0);
     shards.refresh(reader);
@@ -138,7 +138,7 @@ class StoredShardsTest {
     assertThat(shards.loaded(name)).isSameAs(first);
 
     // The answer comes first, then the watch event.
-    reader.reserve(ReservationRequest.ips(API, List.of(IpClaim.specific(IpAddress.parse("10.96.4.8"))), false)).join();
+    reader.reserve(ReservationRequest.ips(API, List.of(IpClaim.specific(IpAddress.parse("10.96.4.8"))), false));
     ConfigMap second = writeShard2(nextVersion(), true);
     assertThat(wakes).hasValue(0);
     shards.refresh(reader);
@@ -173,7 +173,7 @@ class StoredShardsTest {
     loadEverything();
     String name = ShardNames.name(V4, 2);
     String loadedVersion = shards.loaded(name).getMetadata().getResourceVersion();
-    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     List<ConfigMap> changed = store(writer, V4);
     assertThat(changed).hasSize(1);
     ConfigMap newer = changed.get(0);
@@ -270,7 +270,7 @@ class StoredShardsTest {
     writer.addServiceRange("inner", Cidr.parse("10.96.8.0/24"));
     reader.addServiceRange("inner", Cidr.parse("10.96.8.0/24"));
     loadEverything();
-    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     List<ConfigMap> changed = store(writer, V4);
     assertThat(changed).as("10.96.4.7 is outside the inner range").hasSize(1);
     ConfigMap shard = changed.get(0);
@@ -288,7 +288,7 @@ class StoredShardsTest {
   @Test
   void aShardOfAKindThatLoadsWholeAnywayIsNotAlsoLoadedAlone() {
     loadEverything();
-    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     List<ConfigMap> changed = store(writer, V4);
     assertThat(changed).hasSize(1);
     ConfigMap shard = changed.get(0);
@@ -307,7 +307,7 @@ class StoredShardsTest {
     writer.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     reader.addClusterCidr(ClusterCidr.ipv4("pods", null, 8, "10.244.0.0/16"));
     loadEverything();
-    writer.reservePodCidrs(NodeView.named("n1"), List.of(), false).join();
+    writer.reservePodCidrs(NodeView.named("n1"), List.of(), false);
     List<ConfigMap> changed = store(writer, PODS);
     assertThat(changed).extracting(StoredShardsTest::nameOf).containsExactly(ShardNames.name(PODS, 0));
     ConfigMap shard = changed.get(0);
@@ -414,7 +414,7 @@ class StoredShardsTest {
 
   /** Another replica takes 10.96.4.7 and writes shard 2 of the Service range to the API server. */
   private ConfigMap anotherReplicaWritesShard2ToTheApi() {
-    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false)).join();
+    writer.reserve(ReservationRequest.ips(WEB, List.of(IpClaim.specific(IN_SHARD_2)), false));
     String name = ShardNames.name(V4, 2);
     ConfigMap shard = RangeConfigMaps.encode(writer.export(V4), NS).get(2);
     shard.getMetadata().setResourceVersion(
@@ -428,7 +428,7 @@ class StoredShardsTest {
    * Stores a range as {@code engine} holds it now, as the API server would: each shard whose content
    * changed gets the next resourceVersion. Returns the shards that changed.
    */
-  private List<ConfigMap> store(InMemoryAllocationStore engine, RangeKey key) {
+  private List<ConfigMap> store(AllocationEngine engine, RangeKey key) {
     List<ConfigMap> changed = new ArrayList<>();
     for (ConfigMap shard : RangeConfigMaps.encode(engine.export(key), NS).values()) {
       ConfigMap before = stored.get(nameOf(shard));

@@ -22,40 +22,40 @@ import org.junit.jupiter.api.Test;
  * shard holds, and loading the windows another replica changed gives the same picture as loading
  * its whole state.
  */
-class InMemoryAllocationStoreWindowTest {
+class AllocationEngineWindowTest {
 
   private static final Clock AT_1000 = Clock.fixed(Instant.ofEpochSecond(1000), ZoneOffset.UTC);
   private static final RangeKey V4 = RangeKey.serviceIps("kubernetes", IpFamily.IPV4);
   private static final long SPAN = 512;
 
-  private static InMemoryAllocationStore replica(long seed) {
-    InMemoryAllocationStore store = new InMemoryAllocationStore(PortRange.parse("30000-32767"),
+  private static AllocationEngine replica(long seed) {
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"),
         new SplittableRandom(seed), AT_1000);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
-    return store;
+    engine.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    return engine;
   }
 
   @Test
   void changesAreReportedByOffsetInEveryRangeTheyTouch() {
-    InMemoryAllocationStore store = replica(1);
-    store.addServiceRange("narrow", Cidr.parse("10.96.1.0/24"));
-    store.drainChanged();
-    store.reserve(new ReservationRequest(Holder.service("default", "web", ""),
-        List.of(IpClaim.specific(IpAddress.parse("10.96.1.7"))), List.of(PortClaim.specific(30100)), false)).join();
+    AllocationEngine engine = replica(1);
+    engine.addServiceRange("narrow", Cidr.parse("10.96.1.0/24"));
+    engine.drainChanged();
+    engine.reserve(new ReservationRequest(Holder.service("default", "web", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.1.7"))), List.of(PortClaim.specific(30100)), false));
 
-    Map<RangeKey, Set<Long>> offsets = store.drainChangedOffsets();
+    Map<RangeKey, Set<Long>> offsets = engine.drainChangedOffsets();
     // Offsets count from the first assignable address (the network address is not one).
     assertThat(offsets).containsEntry(V4, Set.of(262L)).containsEntry(RangeKey.serviceIps("narrow", IpFamily.IPV4),
         Set.of(6L)).containsEntry(RangeKey.nodePorts(), Set.of(100L));
-    assertThat(store.drainChangedOffsets()).isEmpty();
-    assertThat(store.drainChanged()).hasSize(3);
+    assertThat(engine.drainChangedOffsets()).isEmpty();
+    assertThat(engine.drainChanged()).hasSize(3);
   }
 
   @Test
   void loadingTheChangedWindowsGivesWhatLoadingTheWholeStateGives() {
-    InMemoryAllocationStore writer = replica(1);
-    InMemoryAllocationStore byWindow = replica(2);
-    InMemoryAllocationStore whole = replica(3);
+    AllocationEngine writer = replica(1);
+    AllocationEngine byWindow = replica(2);
+    AllocationEngine whole = replica(3);
     SplittableRandom random = new SplittableRandom(42);
     List<Holder> holding = new ArrayList<>();
     for (int round = 0; round < 30; round++) {
@@ -65,13 +65,13 @@ class InMemoryAllocationStoreWindowTest {
           Holder gone = holding.remove(random.nextInt(holding.size()));
           writer.releaseIp(writer.allocations().stream().filter(a -> a.holder().equals(gone)
               && a.kind() == RangeKey.Kind.SERVICE_IPS).map(a -> IpAddress.parse(a.value())).findFirst().orElseThrow(),
-              gone).join();
+              gone);
           writer.allocations().stream().filter(a -> a.holder().equals(gone) && a.kind() == RangeKey.Kind.NODE_PORTS)
-              .forEach(a -> writer.releaseNodePort(Integer.parseInt(a.value()), gone).join());
+              .forEach(a -> writer.releaseNodePort(Integer.parseInt(a.value()), gone));
         } else {
           Holder holder = Holder.service("load", "svc-" + round + "-" + i, "");
           writer.reserve(new ReservationRequest(holder, List.of(IpClaim.dynamic(IpFamily.IPV4)),
-              random.nextBoolean() ? List.of(PortClaim.dynamic()) : List.of(), false)).join();
+              random.nextBoolean() ? List.of(PortClaim.dynamic()) : List.of(), false));
           holding.add(holder);
         }
       }
@@ -102,10 +102,10 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void aWindowLoadsNothingOutsideItAndNothingItDoesNotMarkTaken() {
-    InMemoryAllocationStore writer = replica(1);
-    InMemoryAllocationStore reader = replica(2);
+    AllocationEngine writer = replica(1);
+    AllocationEngine reader = replica(2);
     Holder web = Holder.service("default", "web", "");
-    writer.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false)).join();
+    writer.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), false));
     RangeWindow exported = writer.exportWindow(V4, 0, SPAN);
     // A ledger line for a value in another shard, and one for a value the bits say is free.
     List<RangeState.Entry> entries = new ArrayList<>(exported.entries());
@@ -120,13 +120,13 @@ class InMemoryAllocationStoreWindowTest {
 
   @Test
   void rangesThatCannotLoadAWindowSaySo() {
-    InMemoryAllocationStore store = replica(1);
+    AllocationEngine engine = replica(1);
     RangeWindow empty = new RangeWindow(0, SPAN, new java.util.BitSet(), List.of());
-    assertThat(store.restoreWindow(V4, "10.96.0.0/24", empty)).as("stored for another range").isFalse();
-    store.addServiceRange("inside", Cidr.parse("10.96.1.0/24"));
-    assertThat(store.restoreWindow(V4, "10.96.0.0/20", empty)).as("overlapping ranges load together").isFalse();
-    store.removeServiceRange("inside");
-    store.requireLoadedState();
-    assertThat(store.restoreWindow(V4, "10.96.0.0/20", empty)).as("not loaded yet").isFalse();
+    assertThat(engine.restoreWindow(V4, "10.96.0.0/24", empty)).as("stored for another range").isFalse();
+    engine.addServiceRange("inside", Cidr.parse("10.96.1.0/24"));
+    assertThat(engine.restoreWindow(V4, "10.96.0.0/20", empty)).as("overlapping ranges load together").isFalse();
+    engine.removeServiceRange("inside");
+    engine.requireLoadedState();
+    assertThat(engine.restoreWindow(V4, "10.96.0.0/20", empty)).as("not loaded yet").isFalse();
   }
 }

@@ -25,6 +25,7 @@ import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.RangeView;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.allocator.store.StoreUnavailableException;
 import io.subrange.webhook.Failures;
 import io.subrange.webhook.kubernetes.KubernetesClients;
 import java.time.Duration;
@@ -320,6 +321,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public List<Allocation> allocations() {
+    loadWhatOthersWrote();  // the reconciler's comparison starts from what is stored now
     return engine.allocations();
   }
 
@@ -375,31 +377,42 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public long serviceRangeInUseOnlyBy(String name) {
-    catchUpIfLoadingWhenNeeded();
+    if (!loadWhatOthersWrote()) {
+      throw new StoreUnavailableException("could not load the newest stored state to tell whether ServiceCIDR "
+          + name + " is still in use; it is kept for now");
+    }
     return engine.serviceRangeInUseOnlyBy(name);
   }
 
   @Override
   public boolean clusterCidrInUse(String name) {
-    catchUpIfLoadingWhenNeeded();
-    return engine.clusterCidrInUse(name);
+    // Unknown counts as in use: its finalizer stays until the next pass can tell.
+    return !loadWhatOthersWrote() || engine.clusterCidrInUse(name);
   }
 
   /**
-   * Before a read that may let a range go (its finalizer), loads what others wrote, when this
-   * store does not load it at once ({@link #loadOthersWritesWhenNeeded}).
+   * When this store does not load others' writes as they arrive ({@link #loadOthersWritesWhenNeeded}),
+   * loads what it has seen change so far, for a read whose answer matters now: the reconciler's
+   * comparison, and whether a range may go. False when that could not be done in time.
    */
-  private void catchUpIfLoadingWhenNeeded() {
+  private boolean loadWhatOthersWrote() {
     if (loadOnArrival || !committer.running()) {
-      return;
+      return true;
+    }
+    if (committer.onCommitterThread()) {
+      shards.refresh(engine);  // work between commits calling in: it may load, and must not wait on itself
+      return true;
     }
     try {
       // On the committer thread, the only one that loads: every shard seen to change by now.
       committer.runBetweenCommits(() -> shards.refresh(engine)).get(budget.toMillis() * 2, TimeUnit.MILLISECONDS);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     } catch (Exception e) {
-      log.debug("Could not load others' writes before a range check: {}", Failures.rootMessage(e));
+      log.warn("Could not load the newest stored state: {}", Failures.rootMessage(e));
+      return false;
     }
   }
 
@@ -421,7 +434,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public void removeServiceRange(String name) {
+    requireWhatOthersWrote("ServiceCIDR " + name);
     engine.removeServiceRange(name);
+  }
+
+  /** Before a range is removed: its values must be known to the last write, or it stays. */
+  private void requireWhatOthersWrote(String range) {
+    if (!loadWhatOthersWrote()) {
+      throw new IllegalStateException("could not load the newest stored state to tell whether " + range
+          + " still holds values");
+    }
   }
 
   @Override
@@ -440,6 +462,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public void removeClusterCidr(String name) {
+    requireWhatOthersWrote("ClusterCIDR " + name);
     engine.removeClusterCidr(name);
   }
 

@@ -18,8 +18,9 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.podcidr.NodeView;
 import io.subrange.allocator.port.PortRange;
-import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.Allocation;
 import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
@@ -351,6 +352,11 @@ class ConfigMapAllocationStoreIT {
     assertThatThrownBy(() -> lazy.reserve(ReservationRequest.ips(Holder.service("a", "b", ""),
         List.of(IpClaim.specific(newest)), false)).join()).hasMessageContaining("default/newest");
     assertThat(lazy.serviceRangeInUseOnlyBy("kubernetes")).as("a range check reads what is stored").isEqualTo(41);
+
+    // So does the reconciler's comparison (else a value stored a moment ago looks unrecorded).
+    IpAddress latest = writer.reserve(ReservationRequest.ips(Holder.service("default", "latest", ""),
+        List.of(IpClaim.specific(IpAddress.parse("10.96.0.101"))), false)).join().ips().get(0).address();
+    assertThat(lazy.allocations()).extracting(Allocation::value).contains(latest.toString());
   }
 
   @Test

@@ -766,17 +766,20 @@ public final class AllocationEngine {
       this.family = family;
     }
 
-      public boolean isTaken(IpAddress address) {
+    @Override
+    public boolean isTaken(IpAddress address) {
       ServiceIpPool pool = pools.get(family);
       return pool != null && pool.isAllocated(address);
     }
 
-      public void release(IpAddress address) {
+    @Override
+    public void release(IpAddress address) {
       pools.get(family).release(address);
     }
 
     /** An address belongs to every range covering it: all of them change. */
-      public void markChanged(IpAddress address) {
+    @Override
+    public void markChanged(IpAddress address) {
       ServiceIpPool pool = pools.get(family);
       for (String name : pool.ranges().keySet()) {
         long offset = pool.range(name).offsetOf(address);
@@ -790,15 +793,18 @@ public final class AllocationEngine {
   /** The NodePorts: one allocator, one stored range, offsets from its first port. */
   private final class NodePortSpace implements HolderLedger.Space<Integer> {
 
-      public boolean isTaken(Integer port) {
+    @Override
+    public boolean isTaken(Integer port) {
       return nodePorts.range().contains(port) && nodePorts.isAllocated(port);
     }
 
-      public void release(Integer port) {
+    @Override
+    public void release(Integer port) {
       nodePorts.release(port);
     }
 
-      public void markChanged(Integer port) {
+    @Override
+    public void markChanged(Integer port) {
       changed.mark(RangeKey.nodePorts(), (long) port - nodePorts.range().first());
     }
   }

@@ -177,14 +177,14 @@ final class CostScenario {
       ControlPlane.ensureNamespace(load, namespace);
       if (warmUp) {
         // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
-        ServiceLoad.create(load, namespace, "warm", services, clients, done -> { });
+        long warmed = ServiceLoad.create(load, namespace, "warm", services, clients, done -> { }).created();
         CpuUse beforeDeletes = CpuUse.sample(processes);
         ServiceLoad.deleteAll(load, namespace, "warm", clients);
         if (subrange != null) {
           awaitDeletesFreed(subrange);
         }
         System.out.printf("   %-11s warm-up deletes until freed, CPU: %s%n", "",
-            CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, services), "delete"));
+            CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, warmed), "delete"));
       }
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });

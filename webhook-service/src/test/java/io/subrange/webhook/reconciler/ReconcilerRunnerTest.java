@@ -179,7 +179,7 @@ class ReconcilerRunnerTest {
     runner.stop();
 
     assertThat(runner.isRunning()).isFalse();
-    // That the Lease is handed back is LeadershipTest's (closingReleasesTheLeaseForTheNext: the next
+    // That the Lease is handed back is LeadershipIT's (closingReleasesTheLeaseForTheNext: the next
     // process leads long before the Lease would expire); fabric8's release need not clear the
     // holder's name, so it is not asserted here.
     await().atMost(WAIT).until(() -> leader() == 0.0);

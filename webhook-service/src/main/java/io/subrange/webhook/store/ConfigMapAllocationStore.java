@@ -399,10 +399,6 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (loadOnArrival || !committer.running()) {
       return true;
     }
-    if (committer.onCommitterThread()) {
-      shards.refresh(engine);  // work between commits calling in: it may load, and must not wait on itself
-      return true;
-    }
     try {
       // On the committer thread, the only one that loads: every shard seen to change by now.
       committer.runBetweenCommits(() -> shards.refresh(engine)).get(budget.toMillis() * 2, TimeUnit.MILLISECONDS);

@@ -115,11 +115,6 @@ final class GroupCommitter {
     return running;
   }
 
-  /** Whether the caller is the committer thread (work between commits runs there). */
-  boolean onCommitterThread() {
-    return Thread.currentThread() == thread;
-  }
-
   /** Stops the committer thread, and answers whatever is still queued: nothing of it was stored. */
   void stop() {
     running = false;

@@ -1,6 +1,7 @@
 package io.subrange.allocator.band;
 
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Random starts near one anchor, for shard locality: dynamic allocation still starts at a random
@@ -8,6 +9,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * so what one replica allocates lands in one shard of the stored state and replicas writing at
  * the same time mostly write different shards. {@link #reanchor} moves the anchor to a new random
  * place (after a write lost to another replica: another replica allocates where this one does).
+ *
+ * <p>The anchor also moves by itself every {@link #STARTS_PER_ANCHOR} starts. Each write carries
+ * its whole shard's holder lines, so a shard that one replica filled from its anchor onward makes
+ * every later write to it, and every other replica's load of that write, cost in proportion to
+ * all it holds: up to 5,888 lines at a /12 with 20,000 Services held (a shard spans 8,192
+ * addresses there), where values spread at random would put about 160 in each shard. Moving on
+ * after a few dozen values keeps a shard's lines near what the range holds per shard, plus at
+ * most that many, whatever the range's size; replicas still meet in a shard rarely (a new anchor
+ * is as random as the first).
  *
  * <p>The anchor is a fraction of the band, so one anchor serves bands of every size; a start
  * falls at most {@link #SPREAD} offsets past it. Choices between ranges are not starts and stay
@@ -19,13 +29,27 @@ public final class AnchoredStart implements StartStrategy {
 
   /** How far past the anchor a start may fall: starts stay within a word or two of the bitmap. */
   static final int SPREAD = 64;
+  /** Starts near one anchor before it moves by itself: what one stay adds to a shard, at most. */
+  static final int STARTS_PER_ANCHOR = 64;
 
   /** Where starts fall in a band below 2^63, as a fraction of its size. */
   private volatile double anchor;
   /** Where starts fall in a band of 2^63 or more offsets. */
   private volatile long anchorBits;
+  /** Starts left before the anchor moves by itself; racing threads may move it a start early or late. */
+  private final AtomicInteger startsLeft = new AtomicInteger();
+  private final int startsPerAnchor;
 
   public AnchoredStart() {
+    this(STARTS_PER_ANCHOR);
+  }
+
+  /** @param startsPerAnchor how many starts fall near one anchor before it moves by itself; positive */
+  AnchoredStart(int startsPerAnchor) {
+    if (startsPerAnchor <= 0) {
+      throw new IllegalArgumentException("startsPerAnchor must be positive");
+    }
+    this.startsPerAnchor = startsPerAnchor;
     reanchor();
   }
 
@@ -34,6 +58,14 @@ public final class AnchoredStart implements StartStrategy {
     anchor = ThreadLocalRandom.current().nextDouble();
     // Below 2^63, so starts stay below any unsigned band size of at least 2^63 (huge sparse ranges).
     anchorBits = ThreadLocalRandom.current().nextLong() >>> 1;
+    startsLeft.set(startsPerAnchor);
+  }
+
+  /** Counts a start; the anchor moves once this one has had its {@link #startsPerAnchor}. */
+  private void counted() {
+    if (startsLeft.decrementAndGet() <= 0) {
+      reanchor();
+    }
   }
 
   @Override
@@ -41,12 +73,14 @@ public final class AnchoredStart implements StartStrategy {
     if (bandSize <= 0) {
       throw new IllegalArgumentException("band size must be positive");
     }
+    counted();
     long base = (long) (anchor * bandSize);
     return (int) ((base + ThreadLocalRandom.current().nextInt(Math.min(bandSize, SPREAD))) % bandSize);
   }
 
   @Override
   public long startInUnsigned(long bandSize) {
+    counted();
     if (bandSize > 0) {
       long base = (long) (anchor * bandSize);
       long jitter = ThreadLocalRandom.current().nextLong(Math.min(bandSize, SPREAD));

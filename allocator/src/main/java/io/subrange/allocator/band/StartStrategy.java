@@ -12,7 +12,8 @@ package io.subrange.allocator.band;
  *   <li>{@link AnchoredStart}: near this replica's anchor, for shard locality. What one replica
  *       allocates lands in one part of the band, so in one stored shard, and replicas writing at
  *       the same time mostly write different shards instead of losing compare-and-swaps to each
- *       other; the anchor moves after a write lost to another replica.
+ *       other; the anchor moves after a write lost to another replica, and by itself every few
+ *       dozen starts, so no shard fills with one replica's run.
  * </ul>
  *
  * <p>Choices between ranges are not starts: they stay uniform whatever the strategy (see

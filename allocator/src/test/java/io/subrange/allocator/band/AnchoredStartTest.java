@@ -10,7 +10,7 @@ class AnchoredStartTest {
 
   @Test
   void startsStayNearTheAnchorUntilItMoves() {
-    AnchoredStart starts = new AnchoredStart();
+    AnchoredStart starts = new AnchoredStart(10_000);
     Set<Integer> windows = new HashSet<>();
     for (int i = 0; i < 1000; i++) {
       int start = starts.startIn(1_000_000);
@@ -28,7 +28,7 @@ class AnchoredStartTest {
 
   @Test
   void anAnchoredBitmapFillsOneRegionFirstAndStillKeepsTheBands() {
-    AllocationBitmap bitmap = new AllocationBitmap(65_536, 256, new AnchoredStart());
+    AllocationBitmap bitmap = new AllocationBitmap(65_536, 256, new AnchoredStart(10_000));
     long band = 65_536 - 256;
     long first = bitmap.allocateNext();
     for (int i = 0; i < 400; i++) {
@@ -38,6 +38,37 @@ class AnchoredStartTest {
       long apart = Math.abs(next - first);
       assertThat(Math.min(apart, band - apart)).as("near the first").isLessThan(1024);
     }
+  }
+
+  @Test
+  void theAnchorMovesByItselfAfterItsStarts() {
+    AnchoredStart starts = new AnchoredStart();
+    Set<Integer> firstStay = new HashSet<>();
+    for (int i = 0; i < AnchoredStart.STARTS_PER_ANCHOR; i++) {
+      firstStay.add(starts.startIn(1_000_000) / 1024);
+    }
+    assertThat(firstStay).as("one anchor's starts fall in one or two 1024-wide windows").hasSizeLessThanOrEqualTo(2);
+    Set<Integer> stays = new HashSet<>();
+    for (int i = 0; i < 50 * AnchoredStart.STARTS_PER_ANCHOR; i++) {
+      stays.add(starts.startIn(1_000_000) / 1024);
+    }
+    assertThat(stays).as("50 anchors' worth of starts land in many places").hasSizeGreaterThan(40);
+  }
+
+  @Test
+  void noShardOfALargeRangeFillsWithOneReplicasRun() {
+    // kubeadm's /12 as the store cuts it: 128 shards of 8,192 offsets. One replica allocating
+    // 20,000 values used to fill two or three shards from its anchor onward; each write then
+    // carried thousands of holder lines.
+    int size = 1 << 20;
+    int span = 8192;
+    AllocationBitmap bitmap = new AllocationBitmap(size, 256, new AnchoredStart());
+    int[] perShard = new int[size / span];
+    for (int i = 0; i < 20_000; i++) {
+      perShard[(int) (bitmap.allocateNext() / span)]++;
+    }
+    int fullest = java.util.Arrays.stream(perShard).max().orElseThrow();
+    assertThat(fullest).as("the fullest shard, against 156 for values spread evenly").isLessThan(600);
   }
 
   @Test

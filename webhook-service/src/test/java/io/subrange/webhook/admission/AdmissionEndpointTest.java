@@ -227,6 +227,22 @@ class AdmissionEndpointTest {
     client.get().uri("/readyz").exchange().expectStatus().isOk();
   }
 
+  @Test
+  void admitsOnlyOnTheMainPortAndWithTheQueryTheApiServerAdds() {
+    // The API server calls the configured path with ?timeout=5s appended.
+    JsonNode answer = client.post().uri("/mutate?timeout=5s").contentType(MediaType.APPLICATION_JSON)
+        .bodyValue(review("CREATE", service("default", "with-query", "ClusterIP", null), false).toString())
+        .exchange().expectStatus().isOk().expectBody(JsonNode.class).returnResult().getResponseBody();
+    assertThat(answer.path("response").path("allowed").asBoolean()).isTrue();
+    // The routes are the main server's: the plain-HTTP management port must not allocate.
+    WebTestClient management = WebTestClient.bindToServer().baseUrl("http://localhost:" + managementPort).build();
+    for (String path : new String[] {"/mutate", "/validate"}) {
+      management.post().uri(path).contentType(MediaType.APPLICATION_JSON)
+          .bodyValue(review("CREATE", service("default", "via-management", "ClusterIP", null), false).toString())
+          .exchange().expectStatus().isNotFound();
+    }
+  }
+
   private void assertDenied(ObjectNode object, int code, String messageStart) {
     JsonNode response = admit(review("CREATE", object, false)).path("response");
     assertThat(response.path("allowed").asBoolean()).isFalse();

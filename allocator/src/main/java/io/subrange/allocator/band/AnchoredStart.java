@@ -5,9 +5,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Random starts near one anchor, for shard locality: dynamic allocation still starts at a random
- * offset in its band and scans forward, but this process's starts stay in one part of the band,
- * so what one replica allocates lands in one shard of the stored state and replicas writing at
- * the same time mostly write different shards. {@link #reanchor} moves the anchor to a new random
+ * offset in its band and scans forward, but this process's starts stay in one part of the band
+ * for a while, so what one replica allocates meanwhile lands in one shard of the stored state and
+ * replicas writing at the same time mostly write different shards. {@link #reanchor} moves the anchor to a new random
  * place (after a write lost to another replica: another replica allocates where this one does).
  *
  * <p>The anchor also moves by itself every {@link #STARTS_PER_ANCHOR} starts. Each write carries
@@ -61,7 +61,11 @@ public final class AnchoredStart implements StartStrategy {
     startsLeft.set(startsPerAnchor);
   }
 
-  /** Counts a start; the anchor moves once this one has had its {@link #startsPerAnchor}. */
+  /**
+   * Counts a start made from the current anchor; the anchor moves once it has had its
+   * {@link #startsPerAnchor}. Dry runs count too (they start a scan like any allocation): a burst
+   * of them moves the anchor sooner, which changes nothing stored.
+   */
   private void counted() {
     if (startsLeft.decrementAndGet() <= 0) {
       reanchor();
@@ -73,14 +77,20 @@ public final class AnchoredStart implements StartStrategy {
     if (bandSize <= 0) {
       throw new IllegalArgumentException("band size must be positive");
     }
-    counted();
     long base = (long) (anchor * bandSize);
-    return (int) ((base + ThreadLocalRandom.current().nextInt(Math.min(bandSize, SPREAD))) % bandSize);
+    int start = (int) ((base + ThreadLocalRandom.current().nextInt(Math.min(bandSize, SPREAD))) % bandSize);
+    counted();
+    return start;
   }
 
   @Override
   public long startInUnsigned(long bandSize) {
+    long start = unsignedStart(bandSize);
     counted();
+    return start;
+  }
+
+  private long unsignedStart(long bandSize) {
     if (bandSize > 0) {
       long base = (long) (anchor * bandSize);
       long jitter = ThreadLocalRandom.current().nextLong(Math.min(bandSize, SPREAD));

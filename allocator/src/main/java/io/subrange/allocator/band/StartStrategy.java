@@ -10,7 +10,7 @@ package io.subrange.allocator.band;
  *   <li>{@link UniformStart}: anywhere in the band, uniformly. One process alone, and tests (over
  *       a seeded generator, so they repeat).
  *   <li>{@link AnchoredStart}: near this replica's anchor, for shard locality. What one replica
- *       allocates lands in one part of the band, so in one stored shard, and replicas writing at
+ *       allocates in a while lands in one part of the band, so in one stored shard, and replicas writing at
  *       the same time mostly write different shards instead of losing compare-and-swaps to each
  *       other; the anchor moves after a write lost to another replica, and by itself every few
  *       dozen starts, so no shard fills with one replica's run.

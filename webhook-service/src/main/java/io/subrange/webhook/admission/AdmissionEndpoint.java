@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
+import io.subrange.webhook.lifecycle.ShutdownDrain;
 import io.subrange.webhook.metrics.AdmissionMetrics;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -53,25 +54,30 @@ public class AdmissionEndpoint implements NettyRouteProvider {
   private final ValidatingAdmission validating;
   private final AdmissionMetrics metrics;
   private final ObjectMapper mapper;
+  private final ShutdownDrain drain;
   private final int maxBodyBytes;
   private final boolean admits;
   /** Admissions being worked on; past the cap, requests are answered 429 before their bodies are read. */
   private final Semaphore inFlight;
   private final int maxInFlight;
   private final Duration bodyReadTimeout;
+  /** How long an admission may take (said in the answer when a store write did not finish in it). */
+  private final Duration admissionTimeout;
 
   public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission mutating, ValidatingAdmission validating,
-      AdmissionMetrics metrics, ObjectMapper mapper,
+      AdmissionMetrics metrics, ObjectMapper mapper, ShutdownDrain drain,
       @Value("${spring.codec.max-in-memory-size:5MB}") DataSize maxBodySize, SubrangeProperties properties) {
     this.maxInFlight = properties.admission().maxInFlight();
     this.inFlight = new Semaphore(maxInFlight);
     this.bodyReadTimeout = properties.admission().bodyReadTimeout();
+    this.admissionTimeout = properties.admission().timeout();
     this.admits = properties.role().admits();
     this.reader = reader;
     this.mutating = mutating;
     this.validating = validating;
     this.metrics = metrics;
     this.mapper = mapper;
+    this.drain = drain;
     this.maxBodyBytes = (int) maxBodySize.toBytes();
     metrics.watchInFlight(() -> maxInFlight - inFlight.availablePermits(), maxInFlight);
   }
@@ -117,6 +123,13 @@ public class AdmissionEndpoint implements NettyRouteProvider {
           return Mono.just(Reply.text(HttpResponseStatus.REQUEST_TIMEOUT,
               "the request body did not arrive within " + bodyReadTimeout.toMillis() + " ms"));
         })
+        .onErrorResume(e -> {
+          // A bug, not bad input: say so in one line, never with a stack trace to the caller.
+          log.error("Answering a {} call failed", webhook, e);
+          metrics.record(webhook, UNKNOWN, UNKNOWN, "error", System.nanoTime() - started);
+          return Mono.just(Reply.text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "subrange failed to answer this"
+              + " request (" + e.getClass().getSimpleName() + "); see the subrange logs"));
+        })
         .flatMap(reply -> Mono.from(send(response, reply)))
         .doFinally(signal -> release.run());
   }
@@ -150,6 +163,9 @@ public class AdmissionEndpoint implements NettyRouteProvider {
     String operation = call.operation().name();
     AtomicBoolean answered = new AtomicBoolean();
     return Mono.defer(() -> Mono.fromFuture(admission.apply(call)))
+        // Whatever else goes wrong is answered as an AdmissionReview the API server shows (500).
+        .onErrorResume(e -> !(e instanceof MalformedAdmissionReviewException),
+            e -> Mono.just(AdmissionAnswers.failure(call, e, admissionTimeout)))
         .map(outcome -> {
           Reply reply = Reply.json(json(outcome));
           answered.set(true);
@@ -182,7 +198,10 @@ public class AdmissionEndpoint implements NettyRouteProvider {
     }
   }
 
-  private static Publisher<Void> send(HttpServerResponse response, Reply reply) {
+  private Publisher<Void> send(HttpServerResponse response, Reply reply) {
+    if (drain.draining()) {
+      response.keepAlive(false);  // Connection: close, as ShutdownDrain does for WebFlux's paths
+    }
     return response.status(reply.status())
         .header(HttpHeaderNames.CONTENT_TYPE, reply.contentType())
         .header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(reply.body().length))

@@ -27,6 +27,9 @@ import reactor.core.publisher.Mono;
  * on a real cluster). The pod is already out of the Service's endpoints when SIGTERM arrives, so
  * new connections go to other replicas; during the drain the old ones are closed after an answer,
  * never under a request.
+ *
+ * <p>This filter covers WebFlux's paths (probes); the admission routes, which run ahead of
+ * WebFlux, ask {@link #draining} themselves (see AdmissionEndpoint).
  */
 @Component
 public class ShutdownDrain implements SmartLifecycle, WebFilter {

@@ -9,6 +9,7 @@ import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.lifecycle.ShutdownDrain;
 import io.subrange.webhook.metrics.AdmissionMetrics;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +26,7 @@ import org.springframework.stereotype.Component;
 import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufFlux;
+import reactor.netty.channel.AbortedException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -122,6 +124,12 @@ public class AdmissionEndpoint implements NettyRouteProvider {
           metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
           return Mono.just(Reply.text(HttpResponseStatus.REQUEST_TIMEOUT,
               "the request body did not arrive within " + bodyReadTimeout.toMillis() + " ms"));
+        })
+        .onErrorResume(e -> e instanceof AbortedException || e instanceof IOException, e -> {
+          // The caller went away while sending its body: nobody to answer.
+          log.debug("A {} call's connection ended before its body did: {}", webhook, e.toString());
+          metrics.record(webhook, UNKNOWN, UNKNOWN, "abandoned", System.nanoTime() - started);
+          return Mono.empty();
         })
         .onErrorResume(e -> {
           // A bug, not bad input: say so in one line, never with a stack trace to the caller.

@@ -25,6 +25,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -48,6 +49,9 @@ class AdmissionEndpointTest {
 
   @LocalManagementPort
   int managementPort;
+
+  @LocalServerPort
+  int port;
 
   @Test
   void givesANewServiceAnAddressFromTheDynamicBand() {
@@ -225,6 +229,30 @@ class AdmissionEndpointTest {
   void answersProbesOnTheMainPort() {
     client.get().uri("/livez").exchange().expectStatus().isOk();
     client.get().uri("/readyz").exchange().expectStatus().isOk();
+  }
+
+  @Test
+  void aCallerThatHangsUpHalfwayThroughItsBodyIsCountedAsAbandoned() throws Exception {
+    String before = metrics();
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+      socket.getOutputStream().write(("POST /mutate HTTP/1.1\r\nHost: subrange\r\nContent-Type: application/json\r\n"
+          + "Content-Length: 1000\r\n\r\n{\"apiVersion\":").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      Thread.sleep(200);  // the server has read part of the body when the connection ends
+    }
+    // Counted as abandoned (nobody is left to answer), not as an error of subrange's.
+    String after = await().atMost(Duration.ofSeconds(5)).until(this::metrics,
+        text -> sum(text, "subrange_admission_requests_total{") > sum(before, "subrange_admission_requests_total{"));
+    assertThat(count(after, "abandoned") - count(before, "abandoned")).isEqualTo(1.0);
+    assertThat(count(after, "error")).isEqualTo(count(before, "error"));
+    assertThat(admit(review("CREATE", service("default", "after-hang-up", "ClusterIP", null), false))
+        .path("response").path("allowed").asBoolean()).isTrue();
+  }
+
+  private static double count(String metrics, String result) {
+    return metrics.lines().filter(line -> line.startsWith("subrange_admission_requests_total{")
+            && line.contains("result=\"" + result + "\""))
+        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
   }
 
   @Test

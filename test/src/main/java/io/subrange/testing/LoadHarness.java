@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -143,6 +144,11 @@ public final class LoadHarness {
     double commits = cluster.webhookMetric("subrange_store_commits_total", Map.of());
     System.out.printf("   store (live replicas): %.0f requests stored in %.0f commits, %.0f ConfigMap writes, %.0f writes"
             + " saved by group commit, %.0f conflicts%n", committed, commits, written, saved, conflicts);
+    Map<String, Double> ahead = new LinkedHashMap<>();
+    for (String event : List.of("reserved", "handed_out", "recorded", "dropped", "lost")) {
+      ahead.put(event, cluster.webhookMetric("subrange_store_reserved_ahead_total", Map.of("event", event)));
+    }
+    System.out.printf("   values reserved ahead (live replicas): %s%n", ahead);
   }
 
   static boolean check(String what, boolean passed) {

@@ -43,41 +43,49 @@ public final class ReplicatedCluster implements AutoCloseable {
    * @param leaseDuration {@code SUBRANGE_RECONCILER_LEASE_DURATION}
    * @param webhookKubeconfig the kubeconfig the webhook replicas use (a proxy in front of the API
    *     server), or null for the direct one
+   * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (32 in
+   *     manifests/, 0: none)
    */
   public record Settings(int webhooks, String serviceCidrs, String podCidrs, Duration orphanGrace,
-      Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig) {
+      Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig, int reserveAhead) {
 
     /** Three replicas, the product's defaults for grace and intervals. */
     public static Settings defaults() {
       return new Settings(3, "10.96.0.0/20", "10.244.0.0/16", Duration.ofSeconds(60), Duration.ofSeconds(10),
-          Duration.ofSeconds(15), null);
+          Duration.ofSeconds(15), null, 32);
     }
 
     /** {@code SUBRANGE_SERVICE_CIDRS}, e.g. the API server's own --service-cluster-ip-range. */
     public Settings withServiceCidrs(String cidrs) {
       return new Settings(webhooks, cidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig);
+          webhookKubeconfig, reserveAhead);
+    }
+
+    /** {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas; 0 reserves nothing ahead. */
+    public Settings withReserveAhead(int batch) {
+      return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
+          webhookKubeconfig, batch);
     }
 
     public Settings withWebhooks(int count) {
       return new Settings(count, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig);
+          webhookKubeconfig, reserveAhead);
     }
 
     /** Short grace, interval and Lease, so tests see reclaims and failover in seconds. */
     public Settings quick() {
       return new Settings(webhooks, serviceCidrs, podCidrs, Duration.ofSeconds(5), Duration.ofSeconds(1),
-          Duration.ofSeconds(6), webhookKubeconfig);
+          Duration.ofSeconds(6), webhookKubeconfig, reserveAhead);
     }
 
     public Settings withOrphanGrace(Duration grace) {
       return new Settings(webhooks, serviceCidrs, podCidrs, grace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig);
+          webhookKubeconfig, reserveAhead);
     }
 
     public Settings withWebhookKubeconfig(Path kubeconfig) {
       return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          kubeconfig);
+          kubeconfig, reserveAhead);
     }
   }
 
@@ -142,6 +150,7 @@ public final class ReplicatedCluster implements AutoCloseable {
     env.put("SUBRANGE_RECONCILER_ORPHAN_GRACE", settings.orphanGrace().toSeconds() + "s");
     env.put("SUBRANGE_RECONCILER_INTERVAL", settings.reconcilerInterval().toMillis() + "ms");
     env.put("SUBRANGE_RECONCILER_LEASE_DURATION", settings.leaseDuration().toSeconds() + "s");
+    env.put("SUBRANGE_KUBERNETES_RESERVE_AHEAD", String.valueOf(settings.reserveAhead()));
     env.put("KUBECONFIG", kubeconfig.toString());
     return env;
   }

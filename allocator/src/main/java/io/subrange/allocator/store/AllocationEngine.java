@@ -249,7 +249,7 @@ public final class AllocationEngine {
       List<IpAssignment> ips = new ArrayList<>();
       for (IpClaim claim : request.ips()) {
         try {
-          ips.add(reserveIp(request.holder(), claim, request.dryRun(), takenIps));
+          ips.add(reserveIp(request, claim, takenIps));
         } catch (AllocationException e) {
           if (!claim.kept()) {
             throw e.forClaim(claim);
@@ -264,7 +264,7 @@ public final class AllocationEngine {
       request.ports().forEach(c -> named.add(c.requested()));
       for (PortClaim claim : request.ports()) {
         try {
-          PortAssignment assignment = reservePort(request.holder(), claim, request.dryRun(), takenPorts, named);
+          PortAssignment assignment = reservePort(request, claim, takenPorts, named);
           named.add(assignment.port());
           ports.add(assignment);
         } catch (AllocationException e) {
@@ -283,11 +283,13 @@ public final class AllocationEngine {
     }
   }
 
-  private IpAssignment reserveIp(Holder holder, IpClaim claim, boolean dryRun, List<IpAddress> taken) {
+  private IpAssignment reserveIp(ReservationRequest request, IpClaim claim, List<IpAddress> taken) {
+    Holder holder = request.holder();
+    boolean dryRun = request.dryRun();
     unknown.requireKnown(claim.family());
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
-      return reserveSpecificIp(pool, holder, claim.requested(), dryRun, taken);
+      return reserveSpecificIp(pool, request, claim.requested(), taken);
     }
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
@@ -312,8 +314,10 @@ public final class AllocationEngine {
     return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
   }
 
-  private IpAssignment reserveSpecificIp(ServiceIpPool pool, Holder holder, IpAddress address, boolean dryRun,
+  private IpAssignment reserveSpecificIp(ServiceIpPool pool, ReservationRequest request, IpAddress address,
       List<IpAddress> taken) {
+    Holder holder = request.holder();
+    boolean dryRun = request.dryRun();
     if (pool == null) {
       throw new NotInRangeException(address.toString(), address + " is not in any Service range ("
           + describeAllRanges() + ")");
@@ -330,6 +334,9 @@ public final class AllocationEngine {
         holders.rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
+      if (current != null && request.reservedAheadIsHeld() && current.holder().isReservedAhead()) {
+        return new IpAssignment(address, home, Scope.STATIC, true);
+      }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
     }
     if (!dryRun) {
@@ -340,8 +347,10 @@ public final class AllocationEngine {
     return new IpAssignment(address, home, Scope.STATIC, false);
   }
 
-  private PortAssignment reservePort(Holder holder, PortClaim claim, boolean dryRun, List<Integer> taken,
+  private PortAssignment reservePort(ReservationRequest request, PortClaim claim, List<Integer> taken,
       Set<Integer> notReusable) {
+    Holder holder = request.holder();
+    boolean dryRun = request.dryRun();
     unknown.requireKnown(RangeKey.nodePorts());
     String range = nodePorts.range().toString();
     if (claim.requested() == 0) {
@@ -370,6 +379,9 @@ public final class AllocationEngine {
         portHolders.rearm(port, holder, dryRun);
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
+      if (current != null && request.reservedAheadIsHeld() && current.holder().isReservedAhead()) {
+        return new PortAssignment(port, range, Scope.STATIC, true);
+      }
       throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
     }
     if (!dryRun) {
@@ -389,7 +401,8 @@ public final class AllocationEngine {
   public synchronized Reservation answerIfAlreadyHeld(ReservationRequest request) {
     Reservation reservation;
     try {
-      reservation = reserve(new ReservationRequest(request.holder(), request.ips(), request.ports(), true));
+      reservation = reserve(new ReservationRequest(request.holder(), request.ips(), request.ports(), true,
+          request.reservedAheadIsHeld()));
     } catch (AllocationException e) {
       return null;
     }
@@ -544,6 +557,35 @@ public final class AllocationEngine {
     };
   }
 
+  /**
+   * Names {@code owner} the holder of a value a replica reserved ahead ({@code reserved}, see
+   * {@link Holder#reservedAhead}) and has given it: held by {@code owner} from now on, so the
+   * reconciler's grace for values nothing carries starts when the value was given, not when it
+   * was reserved.
+   *
+   * @return whether the record changed: false when {@code reserved} no longer holds it (it was
+   *     freed, or handed over already)
+   * @throws StoreUnavailableException while the value's range is not loaded
+   */
+  public synchronized boolean handOver(RangeKey.Kind kind, String value, Holder reserved, Holder owner) {
+    return switch (kind) {
+      case SERVICE_IPS -> {
+        IpAddress address = IpAddress.parse(value);
+        if (unknown.isUnknown(address.family())) {
+          throw unknown.notLoaded(unknown.firstUnknown(address.family()));
+        }
+        yield addressHolders.get(address.family()).handOver(address, reserved, owner);
+      }
+      case NODE_PORTS -> {
+        if (unknown.contains(RangeKey.nodePorts())) {
+          throw unknown.notLoaded(RangeKey.nodePorts());
+        }
+        yield portHolders.handOver(Integer.parseInt(value), reserved, owner);
+      }
+      case POD_CIDRS -> false;  // nothing is reserved ahead for nodes
+    };
+  }
+
   // ---- loaded state -----------------------------------------------------------------------
 
   /**
@@ -683,6 +725,16 @@ public final class AllocationEngine {
   }
 
   /** Who holds NodePort {@code port}, when it is held and the engine knows. */
+  /**
+   * The live Service range an address would be given from now (the first by name that can
+   * assign it), or null when none can: a value reserved ahead is handed out only while its range
+   * still gives addresses.
+   */
+  public synchronized Cidr liveRangeOf(IpAddress address) {
+    ServiceIpPool pool = pools.get(address.family());
+    return pool == null ? null : pool.homeOf(address);
+  }
+
   public synchronized Optional<Holder> holderOfNodePort(int port) {
     return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
   }

@@ -10,11 +10,20 @@ public final class AlreadyAllocatedException extends AllocationException {
   private final Holder holder;
 
   public AlreadyAllocatedException(String value, String range, Holder holder) {
-    super(value + " is already allocated" + (holder == null ? "" : " to " + holder.kind() + " " + holder)
-        + " in " + range);
+    super(value + " is already allocated" + heldBy(holder) + " in " + range);
     this.value = value;
     this.range = range;
     this.holder = holder;
+  }
+
+  private static String heldBy(Holder holder) {
+    if (holder == null) {
+      return "";
+    }
+    if (holder.isReservedAhead()) {
+      return " (reserved for dynamic allocation by subrange replica " + holder.name() + ")";
+    }
+    return " to " + holder.kind() + " " + holder;
   }
 
   public String value() {

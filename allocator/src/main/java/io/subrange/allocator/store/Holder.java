@@ -9,6 +9,12 @@ import java.util.Objects;
  */
 public record Holder(String kind, String namespace, String name, String uid) {
 
+  /**
+   * The kind of a value a webhook replica reserved ahead of any request (see
+   * {@link #reservedAhead}). It is part of the stored format: holder lines carry it.
+   */
+  public static final String RESERVED_AHEAD = "ReservedAhead";
+
   public Holder {
     Objects.requireNonNull(kind, "kind");
     namespace = namespace == null ? "" : namespace;
@@ -22,6 +28,20 @@ public record Holder(String kind, String namespace, String name, String uid) {
 
   public static Holder node(String name) {
     return new Holder("Node", "", name, "");
+  }
+
+  /**
+   * A value reserved ahead by one webhook replica ({@code replica}, which names the process), to
+   * hand to a Service later without a write of its own; {@code sequence} makes each value's
+   * holder distinct, so each is held, handed over and freed on its own.
+   */
+  public static Holder reservedAhead(String replica, long sequence) {
+    return new Holder(RESERVED_AHEAD, "", replica + "-" + sequence, "");
+  }
+
+  /** True when this is a replica's reservation ahead of any request, not an object. */
+  public boolean isReservedAhead() {
+    return RESERVED_AHEAD.equals(kind);
   }
 
   /** True when this names a specific object (it has a name). */

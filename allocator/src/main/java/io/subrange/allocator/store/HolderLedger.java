@@ -177,6 +177,22 @@ final class HolderLedger<V> {
     return true;
   }
 
+  /**
+   * Gives {@code value}, held by a reservation ahead ({@code reserved}), to {@code owner}, held
+   * from now.
+   *
+   * @return whether it changed hands; false when {@code reserved} no longer holds it
+   */
+  boolean handOver(V value, Holder reserved, Holder owner) {
+    Held held = holders.get(value);
+    if (!space.isTaken(value) || held == null || !held.holder().equals(reserved)) {
+      return false;
+    }
+    record(value, Held.from(owner, now()));
+    space.markChanged(value);
+    return true;
+  }
+
   // ---- loading: nothing marked changed ----------------------------------------------------
 
   /**

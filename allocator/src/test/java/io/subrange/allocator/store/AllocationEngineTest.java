@@ -325,6 +325,41 @@ class AllocationEngineTest {
     assertThat(ports.staticHolders()).containsExactly(new RangeView.HeldValue("30053", "Service kube-system/kube-dns"));
   }
 
+  @Test
+  void aValueReservedAheadCountsAsHeldOnlyForTheValidatingCheckAndIsHandedOverOnce() {
+    Holder reservation = Holder.reservedAhead("replica-a", 1);
+    IpAddress reserved = reserve(reservation, IpClaim.dynamic(IpFamily.IPV4)).get(0).address();
+    int port = engine.reserve(new ReservationRequest(reservation, List.of(), List.of(PortClaim.dynamic()), false))
+        .ports().get(0).port();
+
+    // A Service naming the value itself (the mutating webhook) is refused: someone holds it.
+    assertThatThrownBy(() -> reserve(web, IpClaim.specific(reserved))).isInstanceOf(AlreadyAllocatedException.class);
+    // The validating check of a Service that was handed the value accepts it, and changes nothing.
+    engine.drainChanged();
+    ReservationRequest carried = new ReservationRequest(web, List.of(IpClaim.specific(reserved)),
+        List.of(PortClaim.specific(port)), false).withReservedAheadAsHeld();
+    Reservation accepted = engine.reserve(carried);
+    assertThat(accepted.ips()).singleElement().satisfies(ip -> assertThat(ip.alreadyHeld()).isTrue());
+    assertThat(accepted.ports()).singleElement().satisfies(p -> assertThat(p.alreadyHeld()).isTrue());
+    assertThat(engine.answerIfAlreadyHeld(carried)).isNotNull();
+    assertThat(engine.drainChanged()).isEmpty();
+    assertThat(engine.holderOf(reserved)).contains(reservation);
+    // ...but only for values reserved ahead: another Service's value is still refused.
+    IpAddress dnsAddress = reserve(dns, IpClaim.dynamic(IpFamily.IPV4)).get(0).address();
+    assertThatThrownBy(() -> engine.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(dnsAddress)), false)
+        .withReservedAheadAsHeld())).isInstanceOf(AlreadyAllocatedException.class);
+
+    assertThat(engine.handOver(RangeKey.Kind.SERVICE_IPS, reserved.toString(), reservation, web)).isTrue();
+    assertThat(engine.handOver(RangeKey.Kind.NODE_PORTS, String.valueOf(port), reservation, web)).isTrue();
+    assertThat(engine.drainChanged()).isNotEmpty();
+    assertThat(engine.holderOf(reserved)).contains(web);
+    assertThat(engine.holderOfNodePort(port)).contains(web);
+    assertThat(engine.holdsAnythingFor(web)).isTrue();
+    // Once handed over, it is no longer the reservation's to give.
+    assertThat(engine.handOver(RangeKey.Kind.SERVICE_IPS, reserved.toString(), reservation, dns)).isFalse();
+    assertThat(engine.holderOf(reserved)).contains(web);
+  }
+
   private List<IpAssignment> reserve(Holder holder, IpClaim... claims) {
     return engine.reserve(ReservationRequest.ips(holder, List.of(claims), false)).ips();
   }

@@ -12,6 +12,7 @@ import io.subrange.webhook.store.InProcessStateRebuild;
 import io.subrange.webhook.store.RebuildableStore;
 import io.subrange.webhook.store.StoreMetrics;
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -55,6 +56,10 @@ class StoreConfiguration {
             .lingerBeforeCommit(properties.kubernetes().commitLinger());
         if (properties.role() == SubrangeProperties.Role.RECONCILER) {
           store.loadOthersWritesWhenNeeded();
+        } else if (properties.kubernetes().reserveAhead() > 0) {
+          // Half the reconciler's grace: it frees reservations nothing carries once older than that.
+          store.reserveAhead(replicaName(), properties.kubernetes().reserveAhead(),
+              properties.reconciler().orphanGrace().dividedBy(2), properties.kubernetes().reserveAheadFlush());
         }
         store.start(properties.kubernetes().startupTimeout());
         yield store;
@@ -75,6 +80,17 @@ class StoreConfiguration {
       return new InProcessStateRebuild(memory.engine());
     }
     return null;
+  }
+
+  /**
+   * This process among the replicas, in the holders of the values it reserves ahead: the pod's
+   * name ({@code POD_NAME}, else the hostname) and a part drawn at start, so a restarted pod never takes the values its
+   * previous process reserved for its own.
+   */
+  private static String replicaName() {
+    String pod = System.getenv("POD_NAME");
+    String host = pod != null && !pod.isBlank() ? pod : System.getenv().getOrDefault("HOSTNAME", "subrange");
+    return host + "-" + Integer.toString(ThreadLocalRandom.current().nextInt(1 << 30), 36);
   }
 
   /** Most of the admission timeout: the store answers 503 itself, before the admission layer gives up. */

@@ -129,13 +129,21 @@ public record SubrangeProperties(
    * @param commitLinger how long an allocation may wait for others to share its ConfigMap write
    *     (group commit): fewer writes for the API server, etcd and every replica's watch, for at
    *     most this much more latency per create
+   * @param reserveAhead how many dynamic values a webhook replica reserves in one write ahead of
+   *     requests, so creates asking only for dynamic values are answered without a write of their
+   *     own; 0 (the default) reserves nothing ahead. Turn it on only once every replica runs a
+   *     version that knows it: an older replica's validating webhook refuses values reserved ahead
+   * @param reserveAheadFlush how long after a value reserved ahead is handed out its Service is
+   *     named its holder on record (one write for every value handed out meanwhile)
    */
   public record Kubernetes(
       @DefaultValue("true") boolean enabled,
       @NotNull @DefaultValue("30s") Duration startupTimeout,
       @NotNull @DefaultValue("5s") Duration reconcileInterval,
       @NotNull @DefaultValue("") String namespace,
-      @NotNull @DefaultValue("0ms") Duration commitLinger) {
+      @NotNull @DefaultValue("0ms") Duration commitLinger,
+      @Min(0) @DefaultValue("0") int reserveAhead,
+      @NotNull @DefaultValue("500ms") Duration reserveAheadFlush) {
 
     /** The configured namespace, else the client's ({@code clientNamespace}), else "default". */
     public String namespaceOr(String clientNamespace) {

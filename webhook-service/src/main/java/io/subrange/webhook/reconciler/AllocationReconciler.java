@@ -80,6 +80,11 @@ public final class AllocationReconciler {
   private final ReconcilerMetrics metrics;
   private final PortRange nodePortRange;
   private final Duration grace;
+  /**
+   * When each value reserved ahead by a webhook replica was reserved, as of this pass ("kind/value"):
+   * one carried by a Service is left to that replica for the grace period.
+   */
+  private final Map<String, Long> reservedAheadSince = new HashMap<>();
   private final Clock clock;
   private final BooleanSupplier leading;
   private final PodCidrAssignment podCidrAssignment;
@@ -186,6 +191,13 @@ public final class AllocationReconciler {
       Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> new ArrayList<>()).add(service));
     }
     List<CompletableFuture<?>> repairs = new ArrayList<>();
+    List<Allocation> held = store.allocations();
+    reservedAheadSince.clear();
+    for (Allocation allocation : held) {
+      if (allocation.holder() != null && allocation.holder().isReservedAhead()) {
+        reservedAheadSince.put(allocation.kind() + "/" + allocation.value(), allocation.sinceEpochSeconds());
+      }
+    }
     if (!unknown.contains(RangeKey.Kind.SERVICE_IPS)) {
       repairClusterIps(ipOwners, repairs);
     }
@@ -198,7 +210,7 @@ public final class AllocationReconciler {
         repairs.add(podCidrAssignment.assign(node));
       }
     }
-    freeLeaks(ipOwners, portOwners, unknown, repairs);
+    freeLeaks(held, ipOwners, portOwners, unknown, repairs);
     awaitAll(repairs);
     Set<String> live = new HashSet<>();
     services.forEach(s -> live.add(s.getMetadata().getUid()));
@@ -291,6 +303,11 @@ public final class AllocationReconciler {
     if (record.isSameObject(owner) || carriers.stream().anyMatch(s -> Carried.holder(s).equals(record))) {
       return CompletableFuture.completedFuture(false);  // its own, or a duplicate reported above
     }
+    Long reserved = record.isReservedAhead() ? reservedAheadSince.get(kind + "/" + value) : null;
+    if (reserved != null && clock.instant().getEpochSecond() - reserved < grace.toSeconds()) {
+      // Handed out by the replica that reserved it, which names the holder itself in a moment.
+      return CompletableFuture.completedFuture(false);
+    }
     return store.adopt(kind, value, record, owner).thenApply(adopted -> {
       if (adopted) {
         metrics.repair(metricKind, "holder");
@@ -333,10 +350,10 @@ public final class AllocationReconciler {
   }
 
   /** Frees values no object carries once they have been held longer than the grace period. */
-  private void freeLeaks(Map<IpAddress, List<Service>> ipOwners, Map<Integer, List<Service>> portOwners,
-      Set<RangeKey.Kind> unknown, List<CompletableFuture<?>> repairs) {
+  private void freeLeaks(List<Allocation> held, Map<IpAddress, List<Service>> ipOwners,
+      Map<Integer, List<Service>> portOwners, Set<RangeKey.Kind> unknown, List<CompletableFuture<?>> repairs) {
     long now = clock.instant().getEpochSecond();
-    for (Allocation allocation : store.allocations()) {
+    for (Allocation allocation : held) {
       if (unknown.contains(allocation.kind()) || now - allocation.sinceEpochSeconds() < grace.toSeconds()) {
         continue;
       }
@@ -366,7 +383,12 @@ public final class AllocationReconciler {
   }
 
   private boolean leaked(boolean freed, String kind, Allocation allocation) {
-    if (freed) {
+    if (freed && allocation.holder() != null && allocation.holder().isReservedAhead()) {
+      // A replica's reservation it did not use in time, or one a replica that is gone left.
+      metrics.repair(kind, "reserved_ahead_expired");
+      log.debug("Freed {} {}: reserved ahead by {} {} s ago and carried by no object", kind, allocation.value(),
+          allocation.holder().name(), clock.instant().getEpochSecond() - allocation.sinceEpochSeconds());
+    } else if (freed) {
       metrics.repair(kind, "leak");
       log.info("Freed {} {}: held by {} for {} s and carried by no object", kind, allocation.value(),
           allocation.holder() == null ? "unknown" : allocation.holder(),

@@ -24,7 +24,9 @@ import org.springframework.stereotype.Component;
  * Checks the addresses and ports a Service carries as it is stored, whether or not the mutating
  * webhook ran for it (it may have been registered later, or skipped): a value another object
  * holds is refused with the same message the mutating webhook gives, and a free one is recorded
- * as this Service's, so subrange never hands it out again.
+ * as this Service's, so subrange never hands it out again. A value a webhook replica reserved
+ * ahead and handed to this Service counts as its own: that replica names the Service its holder a
+ * moment later (see {@code store/ReservedAhead}), and nothing is written here.
  */
 @Component
 public class ServiceValidator implements Validator<Service> {
@@ -57,7 +59,8 @@ public class ServiceValidator implements Validator<Service> {
       return CompletableFuture.completedFuture(List.of());
     }
     Holder holder = Holder.service(context.namespace(), context.name(), context.uid());
-    ReservationRequest request = new ReservationRequest(holder, ips, ports, context.dryRun());
+    // A value a replica reserved ahead and handed to this Service is named its own shortly after.
+    ReservationRequest request = new ReservationRequest(holder, ips, ports, context.dryRun()).withReservedAheadAsHeld();
     return store.reserve(request)
         .handle((reservation, failure) -> {
           if (failure == null) {

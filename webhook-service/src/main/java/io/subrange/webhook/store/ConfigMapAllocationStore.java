@@ -81,11 +81,14 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   private final StoredShards shards;
   private final ShardWriter writer;
   private final GroupCommitter committer;
+  private final StoreMetrics metrics;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean loadedOnce;
   /** Whether another process's write is loaded as soon as it is seen ({@link #loadOthersWritesWhenNeeded}). */
   private volatile boolean loadOnArrival = true;
   private SharedIndexInformer<ConfigMap> informer;
+  /** Values reserved ahead of requests; null when creates each write their own (the default). */
+  private volatile ReservedAhead reservedAhead;
 
   /**
    * @param client a client of the store's own, closed with it, that does not retry by itself (the
@@ -110,6 +113,7 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     this.client = client;
     this.namespace = namespace;
     this.budget = budget;
+    this.metrics = metrics;
     this.shards = new StoredShards(client, namespace, metrics);
     engine.requireLoadedState();
     this.writer = new ShardWriter(engine, client, namespace, shards, metrics);
@@ -123,6 +127,22 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    */
   public ConfigMapAllocationStore lingerBeforeCommit(Duration linger) {
     committer.lingerBeforeCommit(linger);
+    return this;
+  }
+
+  /**
+   * Reserves dynamic values ahead of requests, {@code batch} per write, and answers creates that
+   * ask only for dynamic values from them without a write of their own (see {@link ReservedAhead}
+   * and {@code subrange.kubernetes.reserve-ahead}). For webhook replicas; the reconciler
+   * allocates nothing dynamically.
+   *
+   * @param replica names this process among the live replicas
+   * @param freshFor how long after it was reserved a value may be handed out: at most half the
+   *     reconciler's grace for values nothing carries
+   * @param flushDelay how long after a value is handed out its holder is written
+   */
+  public ConfigMapAllocationStore reserveAhead(String replica, int batch, Duration freshFor, Duration flushDelay) {
+    reservedAhead = new ReservedAhead(engine, committer, metrics, replica, batch, freshFor, flushDelay);
     return this;
   }
 
@@ -232,6 +252,9 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    if (reservedAhead != null) {
+      reservedAhead.close();
+    }
     committer.stop();
     writer.close();
     if (informer != null) {
@@ -246,6 +269,11 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   public CompletableFuture<Reservation> reserve(ReservationRequest request) {
     if (request.dryRun()) {
       return AllocationStore.answerNow(() -> engine.reserve(request));  // keeps nothing, so nothing to make durable
+    }
+    ReservedAhead ahead = reservedAhead;
+    Reservation handedOut = ahead == null ? null : ahead.tryHandOut(request);
+    if (handedOut != null) {
+      return CompletableFuture.completedFuture(handedOut);  // its reservation is stored already
     }
     Reservation unchanged = answerIfAlreadyHeld(request);
     if (unchanged != null) {
@@ -337,7 +365,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public boolean holdsAnythingFor(Holder holder) {
-    return engine.holdsAnythingFor(holder);
+    ReservedAhead ahead = reservedAhead;
+    return engine.holdsAnythingFor(holder) || (ahead != null && ahead.handedOutTo(holder));
   }
 
   @Override
@@ -395,6 +424,12 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * loads what it has seen change so far, for a read whose answer matters now: the reconciler's
    * comparison, and whether a range may go. False when that could not be done in time.
    */
+  /** The resourceVersion of the newest version of a shard this store has seen (listed, watched, written); null: none. */
+  String seenVersion(String shardName) {
+    ConfigMap seen = shards.latest(shardName);
+    return seen == null ? null : seen.getMetadata().getResourceVersion();
+  }
+
   private boolean loadWhatOthersWrote() {
     if (loadOnArrival || !committer.running()) {
       return true;

@@ -23,7 +23,12 @@ import java.time.Duration;
  *       range of a kind and family: sparse ranges, pod CIDRs, and whatever a shard cannot settle);
  *   <li>{@code subrange_store_commit_duration_seconds}: from a request's arrival to its durable
  *       answer;
- *   <li>{@code subrange_store_unavailable_total}: requests answered 503.
+ *   <li>{@code subrange_store_unavailable_total}: requests answered 503;
+ *   <li>{@code subrange_store_reserved_ahead_total{event}}: values reserved ahead
+ *       ({@link ReservedAhead}): {@code reserved}, {@code handed_out} (to a Service, without a
+ *       write of its own), {@code recorded} (its holder named in a later write), {@code dropped}
+ *       (too old to hand out, or freed meanwhile: the reconciler frees it) and {@code lost}
+ *       (handed out, but no longer reserved when its holder was to be named: logged).
  * </ul>
  */
 public final class StoreMetrics {
@@ -42,8 +47,10 @@ public final class StoreMetrics {
   private final Counter kindLoads;
   private final Counter unavailable;
   private final Timer commitDuration;
+  private final MeterRegistry registry;
 
   public StoreMetrics(MeterRegistry registry) {
+    this.registry = registry;
     commits = Counter.builder(PREFIX + "commits").description("Group commits").register(registry);
     committed = Counter.builder(PREFIX + "committed.requests").description("Requests made durable")
         .register(registry);
@@ -61,6 +68,12 @@ public final class StoreMetrics {
     unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
     commitDuration = Timer.builder(PREFIX + "commit.duration").description("Arrival to durable answer")
         .publishPercentileHistogram().register(registry);
+  }
+
+  /** Counts values reserved ahead by what happened to them (see the class comment). */
+  void reservedAhead(String event, int count) {
+    Counter.builder(PREFIX + "reserved.ahead").description("Values reserved ahead, by what happened to them")
+        .tag("event", event).register(registry).increment(count);
   }
 
   /** Metrics nobody reads, for tests and tools. */
@@ -137,6 +150,12 @@ public final class StoreMetrics {
   /** Writes saved by group commit so far. */
   public long writesSaved() {
     return (long) writesSaved.count();
+  }
+
+  /** Values reserved ahead that met {@code event} so far (see the class comment). */
+  public long reservedAhead(String event) {
+    Counter counter = registry.find(PREFIX + "reserved.ahead").tag("event", event).counter();
+    return counter == null ? 0 : (long) counter.count();
   }
 
   enum WriteResult { OK, CONFLICT, ERROR }

@@ -89,7 +89,8 @@ class RangeSyncTest {
         SubrangeProperties.Role.ALL,
         new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true),
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
-        new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), "", Duration.ZERO),
+        new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), "", Duration.ZERO, 0,
+            Duration.ofMillis(500)),
         new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), "subrange-reconciler",
             Duration.ofSeconds(15)));
   }

@@ -134,6 +134,34 @@ class AllocationReconcilerTest {
   }
 
   @Test
+  void aValueReservedAheadIsLeftToItsReplicaForTheGracePeriodThenNamedOrFreed() {
+    startWatching();
+    reconciler.rebuildMissing();
+    Holder handedOut = Holder.reservedAhead("replica-a", 1);
+    Holder unused = Holder.reservedAhead("replica-a", 2);
+    store.reserve(ReservationRequest.ips(handedOut, List.of(IpClaim.specific(IpAddress.parse("10.96.0.60"))), false))
+        .join();
+    store.reserve(ReservationRequest.ips(unused, List.of(IpClaim.specific(IpAddress.parse("10.96.0.61"))), false))
+        .join();
+    // The replica gave .60 to a Service and has not named it the holder yet.
+    service("default", "web", "10.96.0.60", null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 1);
+
+    clock.advance(Duration.ofSeconds(59));
+    reconciler.compare();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.60"))).as("the replica names it in a moment").contains(handedOut);
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.61"))).as("may still be handed out").contains(unused);
+
+    // Past the grace the replica is taken to be gone: the Service is named, the unused value freed.
+    clock.advance(Duration.ofSeconds(2));
+    reconciler.compare();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.60"))).get().extracting(Holder::name).isEqualTo("web");
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.61"))).isEmpty();
+    assertThat(metrics.repairs("clusterip", "reserved_ahead_expired")).isEqualTo(1);
+    assertThat(metrics.repairs("clusterip", "leak")).isZero();
+  }
+
+  @Test
   void deletesAndUpdatesFreeWhatTheyGiveUp() {
     Service web = service("default", "web", "10.96.0.10", 30010);
     startWatching();

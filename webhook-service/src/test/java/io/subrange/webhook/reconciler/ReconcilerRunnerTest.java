@@ -212,7 +212,8 @@ class ReconcilerRunnerTest {
         role,
         new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true),
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
-        new SubrangeProperties.Kubernetes(true, Duration.ofSeconds(5), Duration.ofSeconds(5), NS, Duration.ZERO),
+        new SubrangeProperties.Kubernetes(true, Duration.ofSeconds(5), Duration.ofSeconds(5), NS, Duration.ZERO, 0,
+            Duration.ofMillis(500)),
         new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), LEASE,
             Duration.ofSeconds(1)));
   }

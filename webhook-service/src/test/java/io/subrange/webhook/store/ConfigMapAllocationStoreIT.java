@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubeapitest.junit.KubeConfig;
+import io.subrange.allocator.band.AnchoredStart;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
@@ -23,6 +24,7 @@ import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeFullException;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.Reservation;
@@ -33,6 +35,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -302,6 +305,133 @@ class ConfigMapAllocationStoreIT {
     return metrics.writes() - before;
   }
 
+  // ---- values reserved ahead ------------------------------------------------------------------
+
+  /** A replica reserving ahead, with anchored starts as deployed (a batch lands in one shard or two). */
+  private ConfigMapAllocationStore reservingAhead(String cidr, StoreMetrics metrics, int batch, Duration freshFor,
+      Duration flush) {
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(new AllocationEngine(PORTS, new AnchoredStart()),
+        client(), namespace, Duration.ofSeconds(3), metrics);
+    store.start(Duration.ofSeconds(10));
+    store.addServiceRange("kubernetes", Cidr.parse(cidr));
+    stores.add(store);
+    return store.reserveAhead("replica-" + stores.size(), batch, freshFor, flush);
+  }
+
+  private RangeState stored(RangeKey key) {
+    return RangeConfigMaps.decode(key, admin.configMaps().inNamespace(namespace).list().getItems());
+  }
+
+  private static Optional<Holder> holderIn(RangeState state, String value) {
+    return state.entries().stream().filter(e -> e.value().equals(value)).map(RangeState.Entry::holder).findFirst();
+  }
+
+  @Test
+  void createsAskingOnlyForDynamicValuesWriteNothingOfTheirOwnAndTheirHoldersAreNamedInOneLaterWrite() {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 16, Duration.ofSeconds(30),
+        Duration.ofSeconds(2));
+    initialize(store);
+    store.reserve(service("first", true)).join();  // the pools are empty: the usual path, and a batch each asked for
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") == 32);
+    RangeState reservedIps = stored(V4);
+    assertThat(reservedIps.entries()).filteredOn(e -> e.holder() != null && e.holder().isReservedAhead()).hasSize(16);
+
+    long before = metrics.writes();
+    List<Reservation> answers = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      CompletableFuture<Reservation> answer = store.reserve(service("r" + i, true));
+      assertThat(answer).as("answered at once: its values' reservations are stored already").isCompleted();
+      answers.add(answer.join());
+    }
+    assertThat(metrics.writes() - before).as("no write of their own").isZero();
+    assertThat(answers).extracting(r -> r.ips().get(0).address()).doesNotHaveDuplicates()
+        .allSatisfy(ip -> assertThat(holderIn(reservedIps, ip.toString()).map(Holder::isReservedAhead)).contains(true));
+    assertThat(answers).extracting(r -> r.ports().get(0).port()).doesNotHaveDuplicates();
+    assertThat(store.holdsAnythingFor(Holder.service("default", "r0", ""))).isTrue();
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      RangeState ips = stored(V4);
+      RangeState ports = stored(RangeKey.nodePorts());
+      for (int i = 0; i < answers.size(); i++) {
+        Holder service = Holder.service("default", "r" + i, "");
+        assertThat(holderIn(ips, answers.get(i).ips().get(0).address().toString())).contains(service);
+        assertThat(holderIn(ports, String.valueOf(answers.get(i).ports().get(0).port()))).contains(service);
+      }
+    });
+    // Six creates one by one would write twelve times (an address and a port each).
+    assertThat(metrics.writes() - before).as("the holders of all six, in one write per shard they touch")
+        .isLessThanOrEqualTo(4);
+    await().atMost(Duration.ofSeconds(5)).until(() -> metrics.reservedAhead("recorded") == 12);
+    assertThat(metrics.reservedAhead("handed_out")).isEqualTo(12);
+  }
+
+  @Test
+  void anotherReplicaNeverGivesAValueReservedAheadYetItsValidatingCheckAcceptsIt() throws Exception {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    // A /23 has 478 addresses in its dynamic band: room for 64 batches of 4, so it is reserved ahead.
+    ConfigMapAllocationStore ahead = reservingAhead("10.96.0.0/23", metrics, 4, Duration.ofSeconds(30),
+        Duration.ofMinutes(5));
+    initialize(ahead);
+    ConfigMapAllocationStore other = replica("10.96.0.0/23");
+    ahead.reserve(service("warm", false)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") >= 4);
+    IpAddress given = ahead.reserve(service("web", false)).join().ips().get(0).address();
+    assertThat(metrics.reservedAhead("handed_out")).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> other.holderOf(given).map(Holder::isReservedAhead).orElse(false));
+
+    // The validating webhook on the other replica, for the Service that was given it: accepted, nothing written.
+    Reservation checked = other.reserve(ReservationRequest.ips(Holder.service("default", "web", "uid-1"),
+        List.of(IpClaim.specific(given)), false).withReservedAheadAsHeld()).get(5, TimeUnit.SECONDS);
+    assertThat(checked.ips()).singleElement().satisfies(ip -> assertThat(ip.alreadyHeld()).isTrue());
+    // Its mutating webhook, for a Service naming it: refused.
+    assertThatThrownBy(() -> other.reserve(ReservationRequest.ips(Holder.service("default", "thief", ""),
+        List.of(IpClaim.specific(given)), false)).join()).hasMessageContaining("already allocated");
+
+    // The other replica fills the range and never gives a value reserved ahead.
+    Set<String> reserved = new HashSet<>();
+    stored(V4).entries().stream().filter(e -> e.holder() != null && e.holder().isReservedAhead())
+        .forEach(e -> reserved.add(e.value()));
+    assertThat(reserved).contains(given.toString());
+    List<CompletableFuture<Reservation>> fill = new ArrayList<>();
+    for (int i = 0; i < 520; i++) {
+      fill.add(other.reserve(service("fill" + i, false)));
+    }
+    Set<String> givenByOther = new HashSet<>();
+    for (CompletableFuture<Reservation> answer : fill) {
+      try {
+        givenByOther.add(answer.get(30, TimeUnit.SECONDS).ips().get(0).address().toString());
+      } catch (java.util.concurrent.ExecutionException full) {
+        assertThat(full).hasCauseInstanceOf(RangeFullException.class);
+      }
+    }
+    assertThat(givenByOther).hasSizeGreaterThan(400).doesNotContainAnyElementsOf(reserved);
+  }
+
+  @Test
+  void aRetriedCreateGetsTheSameValuesAndAValueTooOldIsNeverHandedOut() {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 8, Duration.ofSeconds(30),
+        Duration.ofMinutes(5));
+    initialize(store);
+    store.reserve(service("warm", false)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") >= 8);
+    Reservation first = store.reserve(service("web", false)).join();
+    assertThat(store.reserve(service("web", false)).join()).isEqualTo(first);
+    assertThat(metrics.reservedAhead("handed_out")).isEqualTo(1);
+
+    StoreMetrics staleMetrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore stale = reservingAhead("10.96.0.0/20", staleMetrics, 8, Duration.ofMillis(1),
+        Duration.ofMinutes(5));
+    stale.reserve(service("stale-warm", false)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> staleMetrics.reservedAhead("reserved") >= 8);
+    Reservation late = stale.reserve(service("late", false)).join();
+    assertThat(staleMetrics.reservedAhead("handed_out")).as("every value it reserved is too old by now").isZero();
+    assertThat(staleMetrics.reservedAhead("dropped")).isGreaterThanOrEqualTo(8);
+    assertThat(holderIn(stored(V4), late.ips().get(0).address().toString()))
+        .contains(Holder.service("default", "late", ""));
+  }
+
   @Test
   void releasesOnOneReplicaFreeTheValueForTheOther() {
     ConfigMapAllocationStore one = replica("10.96.0.0/24");
@@ -356,6 +486,9 @@ class ConfigMapAllocationStoreIT {
     // So does the reconciler's comparison (else a value stored a moment ago looks unrecorded).
     IpAddress latest = writer.reserve(ReservationRequest.ips(Holder.service("default", "latest", ""),
         List.of(IpClaim.specific(IpAddress.parse("10.96.0.101"))), false)).join().ips().get(0).address();
+    // Once its watch has brought the write (it may not have loaded it: it loads when needed).
+    await().atMost(Duration.ofSeconds(10)).until(() -> admin.configMaps().inNamespace(namespace).list().getItems()
+        .stream().allMatch(c -> c.getMetadata().getResourceVersion().equals(lazy.seenVersion(c.getMetadata().getName()))));
     assertThat(lazy.allocations()).extracting(Allocation::value).contains(latest.toString());
   }
 

@@ -1,0 +1,414 @@
+package io.subrange.webhook.store;
+
+import io.subrange.allocator.band.RangeUsage;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.net.IpAddress;
+import io.subrange.allocator.net.IpFamily;
+import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.AllocationException;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.IpAssignment;
+import io.subrange.allocator.store.IpClaim;
+import io.subrange.allocator.store.PortAssignment;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.Reservation;
+import io.subrange.allocator.store.ReservationRequest;
+import io.subrange.allocator.store.Scope;
+import io.subrange.webhook.Failures;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Values one webhook replica reserves ahead of requests, so that most Service creates are
+ * answered without a ConfigMap write of their own (Calico's block affinity, in spirit).
+ *
+ * <p>A write costs the API server, etcd and every replica's watch far more than the allocation
+ * it carries. So a replica reserves a batch of dynamic values at once, each held on record by
+ * a holder of its own ({@link Holder#reservedAhead}): from that write on, no other replica and
+ * no other request can be given them. A create asking only for dynamic values then gets values
+ * from the batch at once; the rule that no answer comes before its allocation is durable holds,
+ * because what makes a value unavailable to anyone else, its reservation, is stored. Which
+ * Service holds it is written a moment later ({@code flushDelay}) for every value handed out
+ * meanwhile, in one write per shard; until then the Service itself says it (the API server
+ * stores it with its values), the validating webhook of any replica accepts a value reserved
+ * ahead ({@link ReservationRequest#withReservedAheadAsHeld}), and the reconciler leaves such a
+ * record to this replica for its grace period.
+ *
+ * <p>What keeps it safe:
+ * <ul>
+ *   <li>each value is handed out once: it leaves the pool as it is given, and this replica's
+ *       engine keeps it held by its reservation until the holder is named;
+ *   <li>a value is handed out only while the engine still shows it held by its reservation and
+ *       its range still gives addresses, and only while it is younger than {@code freshFor}
+ *       (half the reconciler's grace): the reconciler frees reservations nothing carries once
+ *       they are older than its grace (a replica that died, a pool left unused), and by then the
+ *       value was either never given or its holder named long before;
+ *   <li>values are reserved only while the range has ample room ({@link #ROOM_PER_BATCH} batches
+ *       free), so a nearly full range is never held in pools: there every create writes, as
+ *       without this;
+ *   <li>static claims, updates, dry runs and objects without a name yet (generateName) take the
+ *       usual path.
+ * </ul>
+ *
+ * <p>All state is guarded by the engine's lock: admission threads take from the pools, the
+ * committer thread fills them and names holders (through {@link GroupCommitter#submit}), and a
+ * timer thread asks for the holders to be named.
+ */
+final class ReservedAhead implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ReservedAhead.class);
+  /** A pool is filled only while its range has at least this many batches free in its dynamic band. */
+  static final int ROOM_PER_BATCH = 64;
+
+  private final AllocationEngine engine;
+  private final GroupCommitter committer;
+  private final StoreMetrics metrics;
+  /** Names this process in its reservations' holders (a restarted pod reserves anew). */
+  private final String replica;
+  private final int batch;
+  private final long freshForNanos;
+  private final Duration flushDelay;
+  private final AtomicLong sequence = new AtomicLong();
+  private final ScheduledExecutorService timer;
+
+  private final Map<PoolKey, ArrayDeque<Reserved>> pools = new HashMap<>();
+  private final Set<PoolKey> filling = new HashSet<>();
+  /** Values handed out whose holder is not stored yet, by the object's key. */
+  private final Map<String, HandOut> handedOut = new LinkedHashMap<>();
+  private boolean flushScheduled;
+
+  /**
+   * @param replica names this process in its reservations (unique among live replicas)
+   * @param batch values reserved per write; a pool is filled again when half is left
+   * @param freshFor how long after it was reserved a value may still be handed out; keep it at
+   *     most half the reconciler's grace for values nothing carries
+   * @param flushDelay how long after a value is handed out its holder is written (with every
+   *     other handed out meanwhile)
+   */
+  ReservedAhead(AllocationEngine engine, GroupCommitter committer, StoreMetrics metrics, String replica, int batch,
+      Duration freshFor, Duration flushDelay) {
+    if (batch < 1) {
+      throw new IllegalArgumentException("a batch holds at least one value, not " + batch);
+    }
+    this.engine = engine;
+    this.committer = committer;
+    this.metrics = metrics;
+    this.replica = replica;
+    this.batch = batch;
+    this.freshForNanos = freshFor.toNanos();
+    this.flushDelay = flushDelay;
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread thread = new Thread(r, "subrange-reserved-ahead");
+      thread.setDaemon(true);
+      return thread;
+    });
+  }
+
+  // ---- admission threads ----------------------------------------------------------------------
+
+  /**
+   * The answer to a create that asks only for dynamic values, from the pools, with nothing to
+   * wait for; null when it must take the usual path (the pools lack a value, the object holds
+   * values already, the request names a value, is a dry run, or its object has no name yet).
+   */
+  Reservation tryHandOut(ReservationRequest request) {
+    Holder holder = request.holder();
+    if (request.dryRun() || !request.allDynamic() || !holder.isNamed()
+        || (request.ips().isEmpty() && request.ports().isEmpty())) {
+      return null;
+    }
+    String key = keyOf(holder);
+    synchronized (engine) {
+      HandOut earlier = handedOut.get(key);
+      if (earlier != null) {
+        // The same create again (the API server's retry, or reinvocation): the same values.
+        return earlier.answers(request) ? earlier.answer : null;
+      }
+      if (engine.holdsAnythingFor(holder)) {
+        return null;  // the usual path gives back what it holds
+      }
+      List<Reserved> taken = new ArrayList<>();
+      Set<PoolKey> used = new HashSet<>();
+      request.ips().forEach(claim -> used.add(PoolKey.ips(claim.family())));
+      if (!request.ports().isEmpty()) {
+        used.add(PoolKey.NODE_PORTS);
+      }
+      List<IpAssignment> ips = new ArrayList<>();
+      List<PortAssignment> ports = new ArrayList<>();
+      boolean complete = true;
+      for (IpClaim claim : request.ips()) {
+        Reserved value = take(PoolKey.ips(claim.family()));
+        if (value == null) {
+          complete = false;
+          break;
+        }
+        taken.add(value);
+        ips.add(value.ip());
+      }
+      for (int i = 0; complete && i < request.ports().size(); i++) {
+        Reserved value = take(PoolKey.NODE_PORTS);
+        if (value == null) {
+          complete = false;
+          break;
+        }
+        taken.add(value);
+        ports.add(value.port());
+      }
+      used.forEach(this::fillWhenLow);  // every pool the request needs, also those it did not reach
+      if (!complete) {
+        // Back to the front, in order: they are the oldest, so the first to go stale.
+        for (int i = taken.size() - 1; i >= 0; i--) {
+          pools.get(taken.get(i).pool()).addFirst(taken.get(i));
+        }
+        return null;
+      }
+      Reservation answer = new Reservation(ips, ports);
+      handedOut.put(key, new HandOut(holder, taken, answer, request.ips().size(), request.ports().size()));
+      metrics.reservedAhead("handed_out", taken.size());
+      scheduleFlush();
+      return answer;
+    }
+  }
+
+  /** True when values were handed to {@code holder}'s object and its holder is not stored yet. */
+  boolean handedOutTo(Holder holder) {
+    synchronized (engine) {
+      return handedOut.containsKey(keyOf(holder));
+    }
+  }
+
+  /** The next value of a pool that can still be handed out, or null; those that cannot are dropped. */
+  private Reserved take(PoolKey pool) {
+    ArrayDeque<Reserved> values = pools.computeIfAbsent(pool, k -> new ArrayDeque<>());
+    long now = System.nanoTime();
+    int dropped = 0;
+    try {
+      while (!values.isEmpty()) {
+        Reserved value = values.pollFirst();
+        Reserved usable = now - value.reservedAt() < freshForNanos ? stillReserved(value) : null;
+        if (usable != null) {
+          return usable;
+        }
+        dropped++;  // too old, or freed or taken meanwhile: the reconciler frees what is still held
+      }
+      return null;
+    } finally {
+      if (dropped > 0) {
+        metrics.reservedAhead("dropped", dropped);
+      }
+    }
+  }
+
+  /** The value as it may be handed out now (its range as it stands), or null when it may not. */
+  private Reserved stillReserved(Reserved value) {
+    if (value.port() != null) {
+      return engine.holderOfNodePort(value.port().port()).filter(value.holder()::equals).isPresent() ? value : null;
+    }
+    IpAddress address = value.ip().address();
+    if (!engine.holderOf(address).filter(value.holder()::equals).isPresent()) {
+      return null;
+    }
+    Cidr range = engine.liveRangeOf(address);
+    return range == null ? null : value.in(range);
+  }
+
+  // ---- filling the pools ------------------------------------------------------------------------
+
+  /** Asks for a batch when a pool is at half a batch or less, unless one is on its way or the range is tight. */
+  private void fillWhenLow(PoolKey pool) {
+    ArrayDeque<Reserved> values = pools.computeIfAbsent(pool, k -> new ArrayDeque<>());
+    if (values.size() > batch / 2 || filling.contains(pool) || !hasRoom(pool)) {
+      return;
+    }
+    filling.add(pool);
+    long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
+    committer.submit("reserving " + batch + " values ahead for " + pool, null, e -> reserveBatch(e, pool))
+        .whenComplete((reserved, failure) -> {
+          synchronized (engine) {
+            filling.remove(pool);
+            if (reserved != null) {
+              reserved.forEach(value -> values.addLast(value.at(asked)));
+              metrics.reservedAhead("reserved", reserved.size());
+            }
+          }
+          if (failure != null) {
+            log.debug("Reserving values ahead for {} failed ({}); creates write their own until the next try", pool,
+                Failures.rootMessage(failure));
+          }
+        });
+  }
+
+  /** On the committer thread, under the engine's lock: as many of a batch as the range gives. */
+  private List<Reserved> reserveBatch(AllocationEngine e, PoolKey pool) {
+    List<Reserved> reserved = new ArrayList<>();
+    for (int i = 0; i < batch; i++) {
+      Holder holder = Holder.reservedAhead(replica, sequence.incrementAndGet());
+      try {
+        if (pool.kind() == RangeKey.Kind.NODE_PORTS) {
+          PortAssignment port = e.reserve(new ReservationRequest(holder, List.of(), List.of(PortClaim.dynamic()), false))
+              .ports().get(0);
+          reserved.add(new Reserved(pool, holder, 0, null, port));
+        } else {
+          IpAssignment ip = e.reserve(ReservationRequest.ips(holder, List.of(IpClaim.dynamic(pool.family())), false))
+              .ips().get(0);
+          reserved.add(new Reserved(pool, holder, 0, ip, null));
+        }
+      } catch (AllocationException full) {
+        break;  // what was reserved stays; the range's room is checked again before the next batch
+      }
+    }
+    return reserved;
+  }
+
+  /** Whether a pool's range has {@link #ROOM_PER_BATCH} batches free in its dynamic band. */
+  private boolean hasRoom(PoolKey pool) {
+    long needed = (long) ROOM_PER_BATCH * batch;
+    if (pool.kind() == RangeKey.Kind.NODE_PORTS) {
+      return dynamicFree(engine.nodePortUsage()) >= needed;
+    }
+    return engine.usage().stream()
+        .filter(usage -> Cidr.parse(usage.range()).family() == pool.family())
+        .anyMatch(usage -> Long.compareUnsigned(dynamicFree(usage), needed) >= 0);
+  }
+
+  private static long dynamicFree(RangeUsage usage) {
+    return (usage.size() - usage.staticBandSize()) - usage.usedInDynamicBand();
+  }
+
+  // ---- naming the holders ---------------------------------------------------------------------
+
+  private void scheduleFlush() {
+    if (!flushScheduled && !timer.isShutdown()) {
+      flushScheduled = true;
+      timer.schedule(this::flush, flushDelay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Writes the holders of every value handed out so far, in one commit; tried again later when it fails. */
+  void flush() {
+    List<HandOut> pending;
+    synchronized (engine) {
+      flushScheduled = false;
+      pending = List.copyOf(handedOut.values());
+    }
+    if (pending.isEmpty()) {
+      return;
+    }
+    int values = pending.stream().mapToInt(h -> h.values().size()).sum();
+    committer.submit("naming the holders of " + values + " values handed out", null, e -> handOver(e, pending))
+        .whenComplete((lost, failure) -> {
+          synchronized (engine) {
+            if (failure == null) {
+              pending.forEach(h -> handedOut.remove(keyOf(h.owner()), h));
+              metrics.reservedAhead("recorded", values - lost.size());
+            } else {
+              scheduleFlush();
+            }
+          }
+          if (failure != null) {
+            log.debug("Naming the holders of values handed out failed ({}); trying again",
+                Failures.rootMessage(failure));
+          } else if (!lost.isEmpty()) {
+            metrics.reservedAhead("lost", lost.size());
+            log.warn("{} values handed out were no longer reserved when their holders were to be named (freed"
+                + " while in use?); the reconciler records what Services carry: {}", lost.size(), lost);
+          }
+        });
+  }
+
+  /** On the committer thread: names each value's holder; returns those no longer reserved nor held by it. */
+  private static List<String> handOver(AllocationEngine e, List<HandOut> pending) {
+    List<String> lost = new ArrayList<>();
+    for (HandOut handOut : pending) {
+      for (Reserved value : handOut.values()) {
+        boolean named = e.handOver(value.pool().kind(), value.text(), value.holder(), handOut.owner());
+        if (!named) {
+          Optional<Holder> now = value.port() != null
+              ? e.holderOfNodePort(value.port().port()) : e.holderOf(value.ip().address());
+          if (!now.filter(h -> h.isSameObject(handOut.owner())).isPresent()) {
+            lost.add(value.text() + " (" + handOut.owner() + ")");
+          }
+        }
+      }
+    }
+    return lost;
+  }
+
+  /** Stops the timer; values handed out and not yet named keep their reservation (see the class comment). */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+
+  private static String keyOf(Holder holder) {
+    return holder.kind() + "/" + holder.namespace() + "/" + holder.name();
+  }
+
+  // ---- values ------------------------------------------------------------------------------------
+
+  /** A pool: the Service IPs of one family, or the NodePorts. */
+  private record PoolKey(RangeKey.Kind kind, IpFamily family) {
+    static final PoolKey NODE_PORTS = new PoolKey(RangeKey.Kind.NODE_PORTS, null);
+    private static final Map<IpFamily, PoolKey> IPS = new EnumMap<>(IpFamily.class);
+
+    static {
+      for (IpFamily family : IpFamily.values()) {
+        IPS.put(family, new PoolKey(RangeKey.Kind.SERVICE_IPS, family));
+      }
+    }
+
+    static PoolKey ips(IpFamily family) {
+      return IPS.get(family);
+    }
+
+    @Override
+    public String toString() {
+      return family == null ? "NodePorts" : family + " ClusterIPs";
+    }
+  }
+
+  /**
+   * One value reserved ahead: its holder on record, when it was asked for ({@link System#nanoTime}),
+   * and the assignment it makes (an address, or a port).
+   */
+  private record Reserved(PoolKey pool, Holder holder, long reservedAt, IpAssignment ip, PortAssignment port) {
+    Reserved at(long nanos) {
+      return new Reserved(pool, holder, nanos, ip, port);
+    }
+
+    /** The same address, given from {@code liveRange} (the range that gives it now). */
+    Reserved in(Cidr liveRange) {
+      return new Reserved(pool, holder, reservedAt, new IpAssignment(ip.address(), liveRange, Scope.DYNAMIC, false),
+          port);
+    }
+
+    String text() {
+      return ip != null ? ip.address().toString() : String.valueOf(port.port());
+    }
+  }
+
+  /** Values handed to one object, and the answer it got (a retry of the same create gets it again). */
+  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, int ipClaims, int portClaims) {
+    boolean answers(ReservationRequest request) {
+      return request.ips().size() == ipClaims && request.ports().size() == portClaims
+          && request.ips().stream().map(IpClaim::family).toList()
+              .equals(answer.ips().stream().map(ip -> ip.address().family()).toList());
+    }
+  }
+}

@@ -289,7 +289,7 @@ public final class AllocationEngine {
     unknown.requireKnown(claim.family());
     ServiceIpPool pool = pools.get(claim.family());
     if (claim.requested() != null) {
-      return reserveSpecificIp(pool, request, claim.requested(), taken);
+      return reserveSpecificIp(pool, request, claim, taken);
     }
     if (pool == null || !pool.hasLiveRange()) {
       throw new NoRangeForFamilyException(claim.family());
@@ -314,8 +314,9 @@ public final class AllocationEngine {
     return new IpAssignment(allocated.address(), allocated.range(), Scope.DYNAMIC, false);
   }
 
-  private IpAssignment reserveSpecificIp(ServiceIpPool pool, ReservationRequest request, IpAddress address,
+  private IpAssignment reserveSpecificIp(ServiceIpPool pool, ReservationRequest request, IpClaim claim,
       List<IpAddress> taken) {
+    IpAddress address = claim.requested();
     Holder holder = request.holder();
     boolean dryRun = request.dryRun();
     if (pool == null) {
@@ -334,7 +335,7 @@ public final class AllocationEngine {
         holders.rearm(address, holder, dryRun);
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
-      if (current != null && request.reservedAheadIsHeld() && current.holder().isReservedAhead()) {
+      if (current != null && countsAsHeld(current, request, claim.kept())) {
         return new IpAssignment(address, home, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException(address.toString(), home.toString(), current == null ? null : current.holder());
@@ -379,7 +380,7 @@ public final class AllocationEngine {
         portHolders.rearm(port, holder, dryRun);
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
-      if (current != null && request.reservedAheadIsHeld() && current.holder().isReservedAhead()) {
+      if (current != null && countsAsHeld(current, request, claim.kept())) {
         return new PortAssignment(port, range, Scope.STATIC, true);
       }
       throw new AlreadyAllocatedException("port " + port, range, current == null ? null : current.holder());
@@ -390,6 +391,15 @@ public final class AllocationEngine {
       taken.add(port);
     }
     return new PortAssignment(port, range, Scope.STATIC, false);
+  }
+
+  /**
+   * A value held by a replica's reservation ahead counts as held by the object claiming it when
+   * the object already carries it (a kept claim: an update right after the create, before that
+   * replica named the holder) or when the request says so (the validating check).
+   */
+  private static boolean countsAsHeld(Held current, ReservationRequest request, boolean kept) {
+    return current.holder().isReservedAhead() && (kept || request.reservedAheadIsHeld());
   }
 
   /**
@@ -724,17 +734,27 @@ public final class AllocationEngine {
     return Optional.ofNullable(addressHolders.get(address.family()).held(address)).map(Held::holder);
   }
 
-  /** Who holds NodePort {@code port}, when it is held and the engine knows. */
   /**
    * The live Service range an address would be given from now (the first by name that can
-   * assign it), or null when none can: a value reserved ahead is handed out only while its range
-   * still gives addresses.
+   * assign it), or null when none can, or while the family's state is not loaded: a value
+   * reserved ahead is handed out only while its range still gives addresses.
    */
   public synchronized Cidr liveRangeOf(IpAddress address) {
     ServiceIpPool pool = pools.get(address.family());
-    return pool == null ? null : pool.homeOf(address);
+    return pool == null || unknown.isUnknown(address.family()) ? null : pool.homeOf(address);
   }
 
+  /** True while every Service range of a family has its state loaded (see {@link #requireLoadedState}). */
+  public synchronized boolean loaded(IpFamily family) {
+    return !unknown.isUnknown(family);
+  }
+
+  /** True while the NodePort range's state is loaded (see {@link #requireLoadedState}). */
+  public synchronized boolean nodePortsLoaded() {
+    return !unknown.contains(RangeKey.nodePorts());
+  }
+
+  /** Who holds NodePort {@code port}, when it is held and the engine knows. */
   public synchronized Optional<Holder> holderOfNodePort(int port) {
     return Optional.ofNullable(portHolders.held(port)).map(Held::holder);
   }

@@ -349,6 +349,17 @@ class AllocationEngineTest {
     assertThatThrownBy(() -> engine.reserve(ReservationRequest.ips(web, List.of(IpClaim.specific(dnsAddress)), false)
         .withReservedAheadAsHeld())).isInstanceOf(AlreadyAllocatedException.class);
 
+    // An update right after the create, before the holder is named: the values it carries are its own.
+    engine.drainChanged();
+    Reservation update = engine.reserve(new ReservationRequest(web, List.of(IpClaim.kept(reserved)),
+        List.of(PortClaim.kept(port)), false));
+    assertThat(update.ips()).singleElement().satisfies(ip -> {
+      assertThat(ip.alreadyHeld()).isTrue();
+      assertThat(ip.unrecorded()).isNull();
+    });
+    assertThat(update.ports()).singleElement().satisfies(p -> assertThat(p.unrecorded()).isNull());
+    assertThat(engine.drainChanged()).isEmpty();
+
     assertThat(engine.handOver(RangeKey.Kind.SERVICE_IPS, reserved.toString(), reservation, web)).isTrue();
     assertThat(engine.handOver(RangeKey.Kind.NODE_PORTS, String.valueOf(port), reservation, web)).isTrue();
     assertThat(engine.drainChanged()).isNotEmpty();

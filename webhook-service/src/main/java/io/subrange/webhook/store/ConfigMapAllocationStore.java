@@ -420,16 +420,19 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
-   * When this store does not load others' writes as they arrive ({@link #loadOthersWritesWhenNeeded}),
-   * loads what it has seen change so far, for a read whose answer matters now: the reconciler's
-   * comparison, and whether a range may go. False when that could not be done in time.
+   * For tests: the resourceVersion of the newest version of a shard this store has seen (listed,
+   * watched or written); null when none.
    */
-  /** The resourceVersion of the newest version of a shard this store has seen (listed, watched, written); null: none. */
   String seenVersion(String shardName) {
     ConfigMap seen = shards.latest(shardName);
     return seen == null ? null : seen.getMetadata().getResourceVersion();
   }
 
+  /**
+   * When this store does not load others' writes as they arrive ({@link #loadOthersWritesWhenNeeded}),
+   * loads what it has seen change so far, for a read whose answer matters now: the reconciler's
+   * comparison, and whether a range may go. False when that could not be done in time.
+   */
   private boolean loadWhatOthersWrote() {
     if (loadOnArrival || !committer.running()) {
       return true;

@@ -15,6 +15,7 @@ import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.allocator.store.Scope;
+import io.subrange.allocator.store.StoreUnavailableException;
 import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -57,14 +58,24 @@ import org.slf4j.LoggerFactory;
  *   <li>a value is handed out only while the engine still shows it held by its reservation and
  *       its range still gives addresses, and only while it is younger than {@code freshFor}
  *       (half the reconciler's grace): the reconciler frees reservations nothing carries once
- *       they are older than its grace (a replica that died, a pool left unused), and by then the
- *       value was either never given or its holder named long before;
- *   <li>values are reserved only while the range has ample room ({@link #ROOM_PER_BATCH} batches
- *       free), so a nearly full range is never held in pools: there every create writes, as
- *       without this;
- *   <li>static claims, updates, dry runs and objects without a name yet (generateName) take the
- *       usual path.
+ *       they are older than its grace (a replica that died, a pool left unused), and by then a
+ *       value this replica gave had its holder named (the flush follows within
+ *       {@code flushDelay}, unless the API server refuses writes for longer than half the grace);
+ *   <li>values are reserved only while a range of the family has ample room
+ *       ({@link #ROOM_PER_BATCH} batches free in its dynamic band), so a nearly full range is never
+ *       held in pools: there every create writes, as without this;
+ *   <li>a retry of the same create gets the same values only while they are fresh and still
+ *       reserved or held by it; nothing is handed out while a range's state is not loaded, nor
+ *       after the store closed;
+ *   <li>requests naming a value, requests of an object that holds values already (updates, and
+ *       creates of a name that holds some), dry runs and objects without a name yet
+ *       (generateName) take the usual path.
  * </ul>
+ *
+ * <p>Values that grew too old in a pool are freed with the pool's next batch, and otherwise by
+ * the reconciler after its grace. What this trusts: that the reconciler's grace is the one this
+ * replica was given ({@code manifests/} give both the same configuration), and that the clocks of
+ * the two processes agree to well within half of it.
  *
  * <p>All state is guarded by the engine's lock: admission threads take from the pools, the
  * committer thread fills them and names holders (through {@link GroupCommitter#submit}), and a
@@ -91,7 +102,10 @@ final class ReservedAhead implements AutoCloseable {
   private final Set<PoolKey> filling = new HashSet<>();
   /** Values handed out whose holder is not stored yet, by the object's key. */
   private final Map<String, HandOut> handedOut = new LinkedHashMap<>();
+  /** Values dropped for age while still reserved: the next batch frees them (else the reconciler does). */
+  private final List<Reserved> expired = new ArrayList<>();
   private boolean flushScheduled;
+  private boolean closed;
 
   /**
    * @param replica names this process in its reservations (unique among live replicas)
@@ -135,20 +149,31 @@ final class ReservedAhead implements AutoCloseable {
     }
     String key = keyOf(holder);
     synchronized (engine) {
+      if (closed) {
+        return null;
+      }
       HandOut earlier = handedOut.get(key);
       if (earlier != null) {
-        // The same create again (the API server's retry, or reinvocation): the same values.
-        return earlier.answers(request) ? earlier.answer : null;
+        // The same create again (the API server's retry, or reinvocation): the same values, while
+        // they are still its own; otherwise they are left to be freed, and it takes the usual path.
+        if (earlier.answers(request) && System.nanoTime() - earlier.at() < freshForNanos && stillTheirs(earlier)) {
+          return earlier.answer();
+        }
+        handedOut.remove(key);
+        return null;
       }
       if (engine.holdsAnythingFor(holder)) {
         return null;  // the usual path gives back what it holds
       }
-      List<Reserved> taken = new ArrayList<>();
       Set<PoolKey> used = new HashSet<>();
       request.ips().forEach(claim -> used.add(PoolKey.ips(claim.family())));
       if (!request.ports().isEmpty()) {
         used.add(PoolKey.NODE_PORTS);
       }
+      if (!used.stream().allMatch(this::loaded)) {
+        return null;  // a range being loaded or rebuilt: the usual path answers 503 until it is
+      }
+      List<Reserved> taken = new ArrayList<>();
       List<IpAssignment> ips = new ArrayList<>();
       List<PortAssignment> ports = new ArrayList<>();
       boolean complete = true;
@@ -179,11 +204,31 @@ final class ReservedAhead implements AutoCloseable {
         return null;
       }
       Reservation answer = new Reservation(ips, ports);
-      handedOut.put(key, new HandOut(holder, taken, answer, request.ips().size(), request.ports().size()));
+      handedOut.put(key, new HandOut(holder, taken, answer, request.ips().size(), request.ports().size(),
+          System.nanoTime()));
       metrics.reservedAhead("handed_out", taken.size());
       scheduleFlush();
       return answer;
     }
+  }
+
+  private boolean loaded(PoolKey pool) {
+    return pool.kind() == RangeKey.Kind.NODE_PORTS ? engine.nodePortsLoaded() : engine.loaded(pool.family());
+  }
+
+  /** Whether each value handed out is still held by its reservation, or by the object it was given to. */
+  private boolean stillTheirs(HandOut handOut) {
+    for (Reserved value : handOut.values()) {
+      Optional<Holder> now = holderNow(engine, value);
+      if (now.isEmpty() || !(now.get().equals(value.holder()) || handOut.owner().isSameObject(now.get()))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Optional<Holder> holderNow(AllocationEngine e, Reserved value) {
+    return value.port() != null ? e.holderOfNodePort(value.port().port()) : e.holderOf(value.ip().address());
   }
 
   /** True when values were handed to {@code holder}'s object and its holder is not stored yet. */
@@ -201,11 +246,16 @@ final class ReservedAhead implements AutoCloseable {
     try {
       while (!values.isEmpty()) {
         Reserved value = values.pollFirst();
-        Reserved usable = now - value.reservedAt() < freshForNanos ? stillReserved(value) : null;
+        if (now - value.reservedAt() >= freshForNanos) {
+          expired.add(value);  // too old to hand out: freed with the next batch, or by the reconciler
+          dropped++;
+          continue;
+        }
+        Reserved usable = stillReserved(value);
         if (usable != null) {
           return usable;
         }
-        dropped++;  // too old, or freed or taken meanwhile: the reconciler frees what is still held
+        dropped++;  // freed or taken meanwhile, or its range gives no more addresses
       }
       return null;
     } finally {
@@ -237,8 +287,10 @@ final class ReservedAhead implements AutoCloseable {
       return;
     }
     filling.add(pool);
+    List<Reserved> stale = List.copyOf(expired);
+    expired.clear();
     long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
-    committer.submit("reserving " + batch + " values ahead for " + pool, null, e -> reserveBatch(e, pool))
+    committer.submit("reserving " + batch + " values ahead for " + pool, null, e -> reserveBatch(e, pool, stale))
         .whenComplete((reserved, failure) -> {
           synchronized (engine) {
             filling.remove(pool);
@@ -254,8 +306,23 @@ final class ReservedAhead implements AutoCloseable {
         });
   }
 
-  /** On the committer thread, under the engine's lock: as many of a batch as the range gives. */
-  private List<Reserved> reserveBatch(AllocationEngine e, PoolKey pool) {
+  /**
+   * On the committer thread, under the engine's lock: frees this replica's reservations that grew
+   * too old to hand out (each only while its reservation still holds it), then reserves as many
+   * of a batch as the range gives.
+   */
+  private List<Reserved> reserveBatch(AllocationEngine e, PoolKey pool, List<Reserved> stale) {
+    for (Reserved old : stale) {
+      try {
+        if (old.port() != null) {
+          e.releaseNodePort(old.port().port(), old.holder());
+        } else {
+          e.releaseIp(old.ip().address(), old.holder());
+        }
+      } catch (StoreUnavailableException loading) {
+        // its range is being loaded: the reconciler frees it after its grace
+      }
+    }
     List<Reserved> reserved = new ArrayList<>();
     for (int i = 0; i < batch; i++) {
       Holder holder = Holder.reservedAhead(replica, sequence.incrementAndGet());
@@ -312,47 +379,63 @@ final class ReservedAhead implements AutoCloseable {
     }
     int values = pending.stream().mapToInt(h -> h.values().size()).sum();
     committer.submit("naming the holders of " + values + " values handed out", null, e -> handOver(e, pending))
-        .whenComplete((lost, failure) -> {
+        .whenComplete((named, failure) -> {
           synchronized (engine) {
             if (failure == null) {
-              pending.forEach(h -> handedOut.remove(keyOf(h.owner()), h));
-              metrics.reservedAhead("recorded", values - lost.size());
-            } else {
-              scheduleFlush();
+              pending.stream().filter(h -> !named.notLoaded().contains(h))
+                  .forEach(h -> handedOut.remove(keyOf(h.owner()), h));
+              metrics.reservedAhead("recorded", named.recorded());
+            }
+            if (failure != null || !named.notLoaded().isEmpty()) {
+              scheduleFlush();  // a range being loaded: its values are named on a later try
             }
           }
           if (failure != null) {
             log.debug("Naming the holders of values handed out failed ({}); trying again",
                 Failures.rootMessage(failure));
-          } else if (!lost.isEmpty()) {
-            metrics.reservedAhead("lost", lost.size());
+          } else if (!named.lost().isEmpty()) {
+            metrics.reservedAhead("lost", named.lost().size());
             log.warn("{} values handed out were no longer reserved when their holders were to be named (freed"
-                + " while in use?); the reconciler records what Services carry: {}", lost.size(), lost);
+                + " while in use?); the reconciler records what Services carry: {}", named.lost().size(), named.lost());
           }
         });
   }
 
-  /** On the committer thread: names each value's holder; returns those no longer reserved nor held by it. */
-  private static List<String> handOver(AllocationEngine e, List<HandOut> pending) {
+  /** What one flush did: values named, values no longer reserved nor held by their object, objects left for later. */
+  private record Named(int recorded, List<String> lost, Set<HandOut> notLoaded) {
+  }
+
+  /** On the committer thread: names each value's holder, value by value. */
+  private static Named handOver(AllocationEngine e, List<HandOut> pending) {
+    int recorded = 0;
     List<String> lost = new ArrayList<>();
+    Set<HandOut> notLoaded = new HashSet<>();
     for (HandOut handOut : pending) {
       for (Reserved value : handOut.values()) {
-        boolean named = e.handOver(value.pool().kind(), value.text(), value.holder(), handOut.owner());
-        if (!named) {
-          Optional<Holder> now = value.port() != null
-              ? e.holderOfNodePort(value.port().port()) : e.holderOf(value.ip().address());
-          if (!now.filter(h -> h.isSameObject(handOut.owner())).isPresent()) {
+        try {
+          if (e.handOver(value.pool().kind(), value.text(), value.holder(), handOut.owner())) {
+            recorded++;
+          } else if (!holderNow(e, value).filter(h -> handOut.owner().isSameObject(h)).isPresent()) {
             lost.add(value.text() + " (" + handOut.owner() + ")");
           }
+        } catch (StoreUnavailableException loading) {
+          notLoaded.add(handOut);  // its range is being loaded or rebuilt: tried again later
         }
       }
     }
-    return lost;
+    return new Named(recorded, lost, notLoaded);
   }
 
-  /** Stops the timer; values handed out and not yet named keep their reservation (see the class comment). */
+  /**
+   * Stops handing out and the timer; values handed out and not yet named keep their reservation
+   * (the reconciler names the Services that carry them, see the class comment).
+   */
   @Override
   public void close() {
+    synchronized (engine) {
+      closed = true;
+      pools.clear();
+    }
     timer.shutdownNow();
   }
 
@@ -403,8 +486,12 @@ final class ReservedAhead implements AutoCloseable {
     }
   }
 
-  /** Values handed to one object, and the answer it got (a retry of the same create gets it again). */
-  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, int ipClaims, int portClaims) {
+  /**
+   * Values handed to one object, the answer it got (a retry of the same create gets it again) and
+   * when ({@link System#nanoTime}).
+   */
+  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, int ipClaims, int portClaims,
+      long at) {
     boolean answers(ReservationRequest request) {
       return request.ips().size() == ipClaims && request.ports().size() == portClaims
           && request.ips().stream().map(IpClaim::family).toList()

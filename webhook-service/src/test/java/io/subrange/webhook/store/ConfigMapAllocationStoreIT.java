@@ -425,9 +425,16 @@ class ConfigMapAllocationStoreIT {
         Duration.ofMinutes(5));
     stale.reserve(service("stale-warm", false)).join();
     await().atMost(Duration.ofSeconds(10)).until(() -> staleMetrics.reservedAhead("reserved") >= 8);
+    Set<Holder> tooOld = new HashSet<>();
+    stored(V4).entries().stream().map(RangeState.Entry::holder)
+        .filter(h -> h != null && h.isReservedAhead() && h.name().startsWith("replica-2-")).forEach(tooOld::add);
+    assertThat(tooOld).hasSize(8);
     Reservation late = stale.reserve(service("late", false)).join();
     assertThat(staleMetrics.reservedAhead("handed_out")).as("every value it reserved is too old by now").isZero();
     assertThat(staleMetrics.reservedAhead("dropped")).isGreaterThanOrEqualTo(8);
+    // The next batch frees them, in the same write.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(stored(V4).entries())
+        .extracting(RangeState.Entry::holder).doesNotContainAnyElementsOf(tooOld));
     assertThat(holderIn(stored(V4), late.ips().get(0).address().toString()))
         .contains(Holder.service("default", "late", ""));
   }

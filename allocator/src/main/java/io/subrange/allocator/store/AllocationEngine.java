@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
@@ -548,23 +549,8 @@ public final class AllocationEngine {
    * @throws StoreUnavailableException while the value's range is not loaded
    */
   public synchronized boolean adopt(RangeKey.Kind kind, String value, Holder recorded, Holder owner) {
-    return switch (kind) {
-      case SERVICE_IPS -> {
-        IpAddress address = IpAddress.parse(value);
-        if (unknown.isUnknown(address.family())) {
-          throw unknown.notLoaded(unknown.firstUnknown(address.family()));
-        }
-        yield addressHolders.get(address.family()).adopt(address, recorded, owner);
-      }
-      case NODE_PORTS -> {
-        if (unknown.contains(RangeKey.nodePorts())) {
-          throw unknown.notLoaded(RangeKey.nodePorts());
-        }
-        Integer port = Integer.parseInt(value);
-        yield portHolders.adopt(port, recorded, owner);
-      }
-      case POD_CIDRS -> false;  // a node's blocks are held by its name already
-    };
+    return changeHolder(kind, value, (ledger, address) -> ledger.adopt(address, recorded, owner),
+        (ledger, port) -> ledger.adopt(port, recorded, owner));
   }
 
   /**
@@ -578,21 +564,33 @@ public final class AllocationEngine {
    * @throws StoreUnavailableException while the value's range is not loaded
    */
   public synchronized boolean handOver(RangeKey.Kind kind, String value, Holder reserved, Holder owner) {
+    return changeHolder(kind, value, (ledger, address) -> ledger.handOver(address, reserved, owner),
+        (ledger, port) -> ledger.handOver(port, reserved, owner));
+  }
+
+  /**
+   * Applies a change of holder to the ledger of {@code value} (an address or a port, by
+   * {@code kind}); pod CIDRs change nothing (a node's blocks are held by its name already).
+   *
+   * @throws StoreUnavailableException while the value's range is not loaded
+   */
+  private boolean changeHolder(RangeKey.Kind kind, String value,
+      BiPredicate<HolderLedger<IpAddress>, IpAddress> onAddress, BiPredicate<HolderLedger<Integer>, Integer> onPort) {
     return switch (kind) {
       case SERVICE_IPS -> {
         IpAddress address = IpAddress.parse(value);
         if (unknown.isUnknown(address.family())) {
           throw unknown.notLoaded(unknown.firstUnknown(address.family()));
         }
-        yield addressHolders.get(address.family()).handOver(address, reserved, owner);
+        yield onAddress.test(addressHolders.get(address.family()), address);
       }
       case NODE_PORTS -> {
         if (unknown.contains(RangeKey.nodePorts())) {
           throw unknown.notLoaded(RangeKey.nodePorts());
         }
-        yield portHolders.handOver(Integer.parseInt(value), reserved, owner);
+        yield onPort.test(portHolders, Integer.parseInt(value));
       }
-      case POD_CIDRS -> false;  // nothing is reserved ahead for nodes
+      case POD_CIDRS -> false;
     };
   }
 

@@ -318,6 +318,13 @@ class ConfigMapAllocationStoreIT {
     return store.reserveAhead("replica-" + stores.size(), batch, freshFor, flush);
   }
 
+  /** Sends a first create through the usual path (its pools are empty) and waits for them to fill. */
+  private static void firstCreateFillsThePools(ConfigMapAllocationStore store, StoreMetrics metrics, String name,
+      boolean nodePort, long values) {
+    store.reserve(service(name, nodePort)).join();
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") >= values);
+  }
+
   private RangeState stored(RangeKey key) {
     return RangeConfigMaps.decode(key, admin.configMaps().inNamespace(namespace).list().getItems());
   }
@@ -332,8 +339,8 @@ class ConfigMapAllocationStoreIT {
     ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 16, Duration.ofSeconds(30),
         Duration.ofSeconds(2));
     initialize(store);
-    store.reserve(service("first", true)).join();  // the pools are empty: the usual path, and a batch each asked for
-    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") == 32);
+    firstCreateFillsThePools(store, metrics, "first", true, 32);  // a batch for the addresses, one for the ports
+    assertThat(metrics.reservedAhead("reserved")).isEqualTo(32);
     RangeState reservedIps = stored(V4);
     assertThat(reservedIps.entries()).filteredOn(e -> e.holder() != null && e.holder().isReservedAhead()).hasSize(16);
 
@@ -374,8 +381,7 @@ class ConfigMapAllocationStoreIT {
         Duration.ofMinutes(5));
     initialize(ahead);
     ConfigMapAllocationStore other = replica("10.96.0.0/23");
-    ahead.reserve(service("warm", false)).join();
-    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") >= 4);
+    firstCreateFillsThePools(ahead, metrics, "warm", false, 4);
     IpAddress given = ahead.reserve(service("web", false)).join().ips().get(0).address();
     assertThat(metrics.reservedAhead("handed_out")).isEqualTo(1);
     await().atMost(Duration.ofSeconds(10)).until(() -> other.holderOf(given).map(Holder::isReservedAhead).orElse(false));
@@ -414,8 +420,7 @@ class ConfigMapAllocationStoreIT {
     ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 8, Duration.ofSeconds(30),
         Duration.ofMinutes(5));
     initialize(store);
-    store.reserve(service("warm", false)).join();
-    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") >= 8);
+    firstCreateFillsThePools(store, metrics, "warm", false, 8);
     Reservation first = store.reserve(service("web", false)).join();
     assertThat(store.reserve(service("web", false)).join()).isEqualTo(first);
     assertThat(metrics.reservedAhead("handed_out")).isEqualTo(1);
@@ -423,8 +428,7 @@ class ConfigMapAllocationStoreIT {
     StoreMetrics staleMetrics = StoreMetrics.unregistered();
     ConfigMapAllocationStore stale = reservingAhead("10.96.0.0/20", staleMetrics, 8, Duration.ofMillis(1),
         Duration.ofMinutes(5));
-    stale.reserve(service("stale-warm", false)).join();
-    await().atMost(Duration.ofSeconds(10)).until(() -> staleMetrics.reservedAhead("reserved") >= 8);
+    firstCreateFillsThePools(stale, staleMetrics, "stale-warm", false, 8);
     Set<Holder> tooOld = new HashSet<>();
     stored(V4).entries().stream().map(RangeState.Entry::holder)
         .filter(h -> h != null && h.isReservedAhead() && h.name().startsWith("replica-2-")).forEach(tooOld::add);

@@ -6,7 +6,6 @@ import static com.github.tomakehurst.wiremock.client.WireMock.anyUrl;
 import static com.github.tomakehurst.wiremock.client.WireMock.equalTo;
 import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.extension.requestfilter.RequestFilterAction;
@@ -167,11 +166,8 @@ class StoreFaultsIT {
 
   private static void assertNoDuplicatesAndNothingLost() {
     assertThat(ServiceValues.duplicates(cluster.client())).as("values on more than one Service").isEmpty();
-    // Values handed out from a replica's reservations ahead are named within its flush delay
-    // (longer when the write naming them meets one of the faults: it is retried).
-    await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(
-        ServiceValues.unaccounted(cluster.stored(), cluster.client()))
-        .as("values Services carry that the ConfigMaps do not hold for them").isEmpty());
+    assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client()))
+        .as("values Services carry that the ConfigMaps do not hold for them").isEmpty();
   }
 
   /** What goes wrong with a write: a conflict, a server error, a late answer, a cut connection. */

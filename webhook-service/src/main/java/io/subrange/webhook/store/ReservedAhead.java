@@ -204,8 +204,7 @@ final class ReservedAhead implements AutoCloseable {
         return null;
       }
       Reservation answer = new Reservation(ips, ports);
-      handedOut.put(key, new HandOut(holder, taken, answer, request.ips().size(), request.ports().size(),
-          System.nanoTime()));
+      handedOut.put(key, new HandOut(holder, taken, answer, System.nanoTime()));
       metrics.reservedAhead("handed_out", taken.size());
       scheduleFlush();
       return answer;
@@ -490,10 +489,9 @@ final class ReservedAhead implements AutoCloseable {
    * Values handed to one object, the answer it got (a retry of the same create gets it again) and
    * when ({@link System#nanoTime}).
    */
-  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, int ipClaims, int portClaims,
-      long at) {
+  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, long at) {
     boolean answers(ReservationRequest request) {
-      return request.ips().size() == ipClaims && request.ports().size() == portClaims
+      return request.ports().size() == answer.ports().size()
           && request.ips().stream().map(IpClaim::family).toList()
               .equals(answer.ips().stream().map(ip -> ip.address().family()).toList());
     }

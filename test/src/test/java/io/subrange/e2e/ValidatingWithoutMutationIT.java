@@ -26,6 +26,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>a Service whose address is in no Service range subrange serves is refused (KEP-1880:
  *       every ClusterIP belongs to a ServiceCIDR).
  * </ul>
+ * Services are validated only where the mutating entry fails open: kube-system's, and the API
+ * server's own (labelled provider=kubernetes), which these Services are labelled as.
  * (For a Service asking for an address another Service holds, the 1.20 API server's own
  * allocator answers first, before validating webhooks run.)
  */
@@ -51,10 +53,10 @@ class ValidatingWithoutMutationIT {
       assertThat(refusal.getMessage()).contains("admission webhook \"nodes.subrange.io\" denied the request:"
           + " spec.podCIDRs: pod CIDR 10.244.240.0/24 of node v-clash is already allocated to node v-holder");
 
-      unseen = client.services().inNamespace(NAMESPACE).resource(service("unseen", "10.96.0.23")).create();
+      unseen = client.services().inNamespace(NAMESPACE).resource(apiServers("unseen", "10.96.0.23")).create();
       // Inside the API server's 10.96.0.0/16 but outside every ServiceCIDR subrange serves.
       KubernetesClientException outside = refused(() -> client.services().inNamespace(NAMESPACE)
-          .resource(service("outside", "10.96.200.9")).create());
+          .resource(apiServers("outside", "10.96.200.9")).create());
       assertThat(outside.getCode()).isEqualTo(422);
       assertThat(outside.getMessage()).contains("spec.clusterIPs[0]: 10.96.200.9 is not in any Service range");
       assertThat(cluster.subrange().metric("subrange_admission_requests_total", mutations))
@@ -70,7 +72,17 @@ class ValidatingWithoutMutationIT {
   }
 
   private static Service service(String name, String clusterIp) {
-    return new ServiceBuilder().withNewMetadata().withName(name).endMetadata().withNewSpec().withClusterIP(clusterIp)
+    return service(name, clusterIp, Map.of());
+  }
+
+  /** Labelled as the API server labels its own Service, so the validating webhook sees it. */
+  private static Service apiServers(String name, String clusterIp) {
+    return service(name, clusterIp, Map.of("provider", "kubernetes"));
+  }
+
+  private static Service service(String name, String clusterIp, Map<String, String> labels) {
+    return new ServiceBuilder().withNewMetadata().withName(name).withLabels(labels).endMetadata().withNewSpec()
+        .withClusterIP(clusterIp)
         .addNewPort().withPort(80).withTargetPort(new IntOrString(80)).endPort().endSpec().build();
   }
 

@@ -38,7 +38,7 @@ import reactor.netty.http.server.HttpServerRoutes;
  *
  * <p>Served as routes of the Reactor Netty server Spring Boot runs (a {@link NettyRouteProvider}:
  * same port, TLS and connections as the rest of the application), ahead of Spring WebFlux's
- * dispatch. Every Service create is two calls here, and WebFlux's per-request machinery (the
+ * dispatch. Every Service create is a call here, and WebFlux's per-request machinery (the
  * exchange, handler mapping, argument and result handling, the reactive JSON encoder) was about
  * a third of the serving threads' samples; these routes read the body, admit it and write the
  * answer's bytes, nothing else. Every other path falls through to WebFlux.

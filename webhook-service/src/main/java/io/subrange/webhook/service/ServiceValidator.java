@@ -27,6 +27,10 @@ import org.springframework.stereotype.Component;
  * as this Service's, so subrange never hands it out again. A value a webhook replica reserved
  * ahead and handed to this Service counts as its own: that replica names the Service its holder a
  * moment later (see {@code store/ReservedAhead}), and nothing is written here.
+ *
+ * <p>{@code manifests/} send it only the Services whose mutating entry fails open (kube-system's,
+ * the API server's own); every other Service went through {@code /mutate}, which made the same
+ * check. README ("/validate") says when to register it for all Services.
  */
 @Component
 public class ServiceValidator implements Validator<Service> {

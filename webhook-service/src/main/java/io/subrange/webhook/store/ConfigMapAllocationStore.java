@@ -271,10 +271,17 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
       return AllocationStore.answerNow(() -> engine.reserve(request));  // keeps nothing, so nothing to make durable
     }
     ReservedAhead ahead = reservedAhead;
-    Reservation handedOut = ahead == null ? null : ahead.tryHandOut(request);
-    if (handedOut != null) {
-      return CompletableFuture.completedFuture(handedOut);  // its reservation is stored already
+    CompletableFuture<Reservation> fromPools = ahead == null ? null : ahead.handOut(request);
+    if (fromPools == null) {
+      return reserveWithWrite(request);
     }
+    // Values from the pools: their reservations are stored already.
+    return fromPools.thenCompose(answer -> answer != null ? CompletableFuture.completedFuture(answer)
+        : reserveWithWrite(request));
+  }
+
+  /** A request the pools do not answer: from the engine when it changes nothing, else through the committer. */
+  private CompletableFuture<Reservation> reserveWithWrite(ReservationRequest request) {
     Reservation unchanged = answerIfAlreadyHeld(request);
     if (unchanged != null) {
       return CompletableFuture.completedFuture(unchanged);

@@ -26,8 +26,10 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * it carries. So a replica reserves a batch of dynamic values at once, each held on record by
  * a holder of its own ({@link Holder#reservedAhead}): from that write on, no other replica and
  * no other request can be given them. A create asking only for dynamic values then gets values
- * from the batch at once; the rule that no answer comes before its allocation is durable holds,
+ * from the batch at once (or, when the pool ran dry and its next batch is being written, as soon
+ * as that batch is in); the rule that no answer comes before its allocation is durable holds,
  * because what makes a value unavailable to anyone else, its reservation, is stored. Which
  * Service holds it is written a moment later ({@code flushDelay}) for every value handed out
  * meanwhile, in one write per shard; until then the Service itself says it (the API server
@@ -99,7 +102,8 @@ final class ReservedAhead implements AutoCloseable {
   private final ScheduledExecutorService timer;
 
   private final Map<PoolKey, ArrayDeque<Reserved>> pools = new HashMap<>();
-  private final Set<PoolKey> filling = new HashSet<>();
+  /** The batch being written for a pool, done once its values are in the pool (or it failed). */
+  private final Map<PoolKey, CompletableFuture<Void>> filling = new HashMap<>();
   /** Values handed out whose holder is not stored yet, by the object's key. */
   private final Map<String, HandOut> handedOut = new LinkedHashMap<>();
   /** Values dropped for age while still reserved: the next batch frees them (else the reconciler does). */
@@ -137,16 +141,42 @@ final class ReservedAhead implements AutoCloseable {
   // ---- admission threads ----------------------------------------------------------------------
 
   /**
-   * The answer to a create that asks only for dynamic values, from the pools, with nothing to
-   * wait for; null when it must take the usual path (the pools lack a value, the object holds
-   * values already, the request names a value, is a dry run, or its object has no name yet).
+   * The answer to a create that asks only for dynamic values, from the pools: at once when they
+   * hold what it needs; when a pool it needs ran dry while a batch for it is being written, once
+   * that batch is in (so the create writes nothing of its own, where it would have written its
+   * values beside the batch). Null, or a future completing with null, when it must take the usual
+   * path: the pools lack a value (also after that batch), the object holds values already, the
+   * request names a value, is a dry run, or its object has no name yet.
    */
-  Reservation tryHandOut(ReservationRequest request) {
+  CompletableFuture<Reservation> handOut(ReservationRequest request) {
     Holder holder = request.holder();
     if (request.dryRun() || !request.allDynamic() || !holder.isNamed()
         || (request.ips().isEmpty() && request.ports().isEmpty())) {
       return null;
     }
+    Attempt first = attempt(request);
+    if (first == null) {
+      return null;
+    }
+    if (first.answer() != null) {
+      return CompletableFuture.completedFuture(first.answer());
+    }
+    // Once the batch is in, once more; still short (other creates took it first), the usual path.
+    return first.batchesOnTheirWay().handle((done, failed) -> {
+      Attempt again = attempt(request);
+      return again == null ? null : again.answer();
+    });
+  }
+
+  /**
+   * One try at the pools: the answer, or (no answer) the batches on their way for the pools it
+   * needs, one of which ran dry; null when the pools cannot answer this request.
+   */
+  private record Attempt(Reservation answer, CompletableFuture<Void> batchesOnTheirWay) {
+  }
+
+  private Attempt attempt(ReservationRequest request) {
+    Holder holder = request.holder();
     String key = keyOf(holder);
     synchronized (engine) {
       if (closed) {
@@ -157,7 +187,7 @@ final class ReservedAhead implements AutoCloseable {
         // The same create again (the API server's retry, or reinvocation): the same values, while
         // they are still its own; otherwise they are left to be freed, and it takes the usual path.
         if (earlier.answers(request) && System.nanoTime() - earlier.at() < freshForNanos && stillTheirs(earlier)) {
-          return earlier.answer();
+          return new Attempt(earlier.answer(), null);
         }
         handedOut.remove(key);
         return null;
@@ -176,38 +206,43 @@ final class ReservedAhead implements AutoCloseable {
       List<Reserved> taken = new ArrayList<>();
       List<IpAssignment> ips = new ArrayList<>();
       List<PortAssignment> ports = new ArrayList<>();
-      boolean complete = true;
+      PoolKey dry = null;
       for (IpClaim claim : request.ips()) {
         Reserved value = take(PoolKey.ips(claim.family()));
         if (value == null) {
-          complete = false;
+          dry = PoolKey.ips(claim.family());
           break;
         }
         taken.add(value);
         ips.add(value.ip());
       }
-      for (int i = 0; complete && i < request.ports().size(); i++) {
+      for (int i = 0; dry == null && i < request.ports().size(); i++) {
         Reserved value = take(PoolKey.NODE_PORTS);
         if (value == null) {
-          complete = false;
+          dry = PoolKey.NODE_PORTS;
           break;
         }
         taken.add(value);
         ports.add(value.port());
       }
       used.forEach(this::fillWhenLow);  // every pool the request needs, also those it did not reach
-      if (!complete) {
+      if (dry != null) {
         // Back to the front, in order: they are the oldest, so the first to go stale.
         for (int i = taken.size() - 1; i >= 0; i--) {
           pools.get(taken.get(i).pool()).addFirst(taken.get(i));
         }
-        return null;
+        if (!filling.containsKey(dry)) {
+          return null;  // no room for a batch: the usual path
+        }
+        // Every batch on its way for this request's pools: the one it lacks may be stored first.
+        return new Attempt(null, CompletableFuture.allOf(used.stream().map(filling::get).filter(Objects::nonNull)
+            .toArray(CompletableFuture[]::new)));
       }
       Reservation answer = new Reservation(ips, ports);
       handedOut.put(key, new HandOut(holder, taken, answer, System.nanoTime()));
       metrics.reservedAhead("handed_out", taken.size());
       scheduleFlush();
-      return answer;
+      return new Attempt(answer, null);
     }
   }
 
@@ -282,22 +317,24 @@ final class ReservedAhead implements AutoCloseable {
   /** Asks for a batch when a pool is at half a batch or less, unless one is on its way or the range is tight. */
   private void fillWhenLow(PoolKey pool) {
     ArrayDeque<Reserved> values = pools.computeIfAbsent(pool, k -> new ArrayDeque<>());
-    if (values.size() > batch / 2 || filling.contains(pool) || !hasRoom(pool)) {
+    if (values.size() > batch / 2 || filling.containsKey(pool) || !hasRoom(pool)) {
       return;
     }
-    filling.add(pool);
+    CompletableFuture<Void> fill = new CompletableFuture<>();
+    filling.put(pool, fill);  // before submitting: a submit that fails at once completes inline
     List<Reserved> stale = List.copyOf(expired);
     expired.clear();
     long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
     committer.submit("reserving " + batch + " values ahead for " + pool, null, e -> reserveBatch(e, pool, stale))
         .whenComplete((reserved, failure) -> {
           synchronized (engine) {
-            filling.remove(pool);
+            filling.remove(pool, fill);
             if (reserved != null) {
               reserved.forEach(value -> values.addLast(value.at(asked)));
               metrics.reservedAhead("reserved", reserved.size());
             }
           }
+          fill.complete(null);  // creates waiting for this batch try again (outside the lock)
           if (failure != null) {
             log.debug("Reserving values ahead for {} failed ({}); creates write their own until the next try", pool,
                 Failures.rootMessage(failure));

@@ -1,5 +1,6 @@
 package io.subrange.webhook.metrics;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -12,10 +13,13 @@ import io.subrange.allocator.store.PortAssignment;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.band.RangeUsage;
 import io.subrange.allocator.store.Reservation;
-import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 import org.springframework.stereotype.Component;
 
@@ -43,6 +47,13 @@ public class AllocatorMetrics {
   private final MeterRegistry registry;
   private final AllocationStore store;
   private final Map<String, List<Gauge>> rangeGauges = new HashMap<>();
+  /**
+   * Meters by name and tags, looked up once: every create counts here, and the registry's own
+   * lookup (building and sorting the tags) showed in the serving threads' samples. Bounded by
+   * ranges times scopes; like the registry's, they outlive a removed range.
+   */
+  private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
 
   public AllocatorMetrics(MeterRegistry registry, AllocationStore store) {
     this.registry = registry;
@@ -82,14 +93,14 @@ public class AllocatorMetrics {
     for (IpAssignment ip : reservation.ips()) {
       if (!ip.alreadyHeld()) {
         String cidr = ip.range().toString();
-        registry.counter(IPS + "allocation", "cidr", cidr, "scope", ip.scope().label()).increment();
-        timer(IPS + "allocation.duration", "cidr", cidr).record(Duration.ofNanos(nanos));
+        counter(IPS + "allocation", "cidr", cidr, "scope", ip.scope().label()).increment();
+        timer(IPS + "allocation.duration", "cidr", cidr).record(nanos, TimeUnit.NANOSECONDS);
       }
     }
     for (PortAssignment port : reservation.ports()) {
       if (!port.alreadyHeld()) {
-        registry.counter(PORTS + "allocation", "scope", port.scope().label()).increment();
-        timer(PORTS + "allocation.duration").record(Duration.ofNanos(nanos));
+        counter(PORTS + "allocation", "scope", port.scope().label()).increment();
+        timer(PORTS + "allocation.duration").record(nanos, TimeUnit.NANOSECONDS);
       }
     }
   }
@@ -113,8 +124,20 @@ public class AllocatorMetrics {
         .findFirst().orElse("none");
   }
 
+  private Counter counter(String name, String... tags) {
+    return counters.computeIfAbsent(meterKey(name, tags), key -> registry.counter(name, tags));
+  }
+
   private Timer timer(String name, String... tags) {
-    return Timer.builder(name).description("Time to make one allocation durable").tags(tags)
-        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES).register(registry);
+    return timers.computeIfAbsent(meterKey(name, tags), key -> Timer.builder(name)
+        .description("Time to make one allocation durable").tags(tags)
+        .serviceLevelObjectives(LatencyBuckets.BOUNDARIES).register(registry));
+  }
+
+  private static List<String> meterKey(String name, String... tags) {
+    List<String> key = new ArrayList<>(tags.length + 1);
+    key.add(name);
+    key.addAll(Arrays.asList(tags));
+    return key;
   }
 }

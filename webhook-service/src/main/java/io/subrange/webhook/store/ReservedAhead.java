@@ -64,9 +64,10 @@ import org.slf4j.LoggerFactory;
  *       they are older than its grace (a replica that died, a pool left unused), and by then a
  *       value this replica gave had its holder named (the flush follows within
  *       {@code flushDelay}, unless the API server refuses writes for longer than half the grace);
- *   <li>values are reserved only while a range of the family has ample room
- *       ({@link #ROOM_PER_BATCH} batches free in its dynamic band), so a nearly full range is never
- *       held in pools: there every create writes, as without this;
+ *   <li>a batch is at most a {@link #ROOM_PER_BATCH}th of what its range has free in its dynamic
+ *       band (smaller than {@code batch} where that is less), so a pool never holds more than a
+ *       sliver of a range, and a nearly full range is never held in pools: there every create
+ *       writes, as without this;
  *   <li>a retry of the same create gets the same values only while they are fresh and still
  *       reserved or held by it; nothing is handed out while a range's state is not loaded, nor
  *       after the store closed;
@@ -87,7 +88,7 @@ import org.slf4j.LoggerFactory;
 final class ReservedAhead implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ReservedAhead.class);
-  /** A pool is filled only while its range has at least this many batches free in its dynamic band. */
+  /** A batch is at most this fraction (its inverse) of what its range has free in its dynamic band. */
   static final int ROOM_PER_BATCH = 64;
 
   private final AllocationEngine engine;
@@ -113,7 +114,8 @@ final class ReservedAhead implements AutoCloseable {
 
   /**
    * @param replica names this process in its reservations (unique among live replicas)
-   * @param batch values reserved per write; a pool is filled again when half is left
+   * @param batch values reserved per write at most (fewer where the range is tight); a pool is
+   *     filled again when half a batch is left
    * @param freshFor how long after it was reserved a value may still be handed out; keep it at
    *     most half the reconciler's grace for values nothing carries
    * @param flushDelay how long after a value is handed out its holder is written (with every
@@ -317,15 +319,20 @@ final class ReservedAhead implements AutoCloseable {
   /** Asks for a batch when a pool is at half a batch or less, unless one is on its way or the range is tight. */
   private void fillWhenLow(PoolKey pool) {
     ArrayDeque<Reserved> values = pools.computeIfAbsent(pool, k -> new ArrayDeque<>());
-    if (values.size() > batch / 2 || filling.containsKey(pool) || !hasRoom(pool)) {
+    if (values.size() > batch / 2 || filling.containsKey(pool)) {
       return;
+    }
+    int size = batchFor(pool);  // read only when the pool runs low: it walks the ranges' usage
+    if (size == 0 || values.size() > size / 2) {
+      return;  // the range is tight (creates write their own values), or its smaller batch is not half gone
     }
     CompletableFuture<Void> fill = new CompletableFuture<>();
     filling.put(pool, fill);  // before submitting: a submit that fails at once completes inline
     List<Reserved> stale = List.copyOf(expired);
     expired.clear();
     long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
-    committer.submit("reserving " + batch + " values ahead for " + pool, null, e -> reserveBatch(e, pool, stale))
+    committer.submit("reserving " + size + " values ahead for " + pool, null,
+            e -> reserveBatch(e, pool, size, stale))
         .whenComplete((reserved, failure) -> {
           synchronized (engine) {
             filling.remove(pool, fill);
@@ -347,7 +354,7 @@ final class ReservedAhead implements AutoCloseable {
    * too old to hand out (each only while its reservation still holds it), then reserves as many
    * of a batch as the range gives.
    */
-  private List<Reserved> reserveBatch(AllocationEngine e, PoolKey pool, List<Reserved> stale) {
+  private List<Reserved> reserveBatch(AllocationEngine e, PoolKey pool, int size, List<Reserved> stale) {
     for (Reserved old : stale) {
       try {
         if (old.port() != null) {
@@ -360,7 +367,7 @@ final class ReservedAhead implements AutoCloseable {
       }
     }
     List<Reserved> reserved = new ArrayList<>();
-    for (int i = 0; i < batch; i++) {
+    for (int i = 0; i < size; i++) {
       Holder holder = Holder.reservedAhead(replica, sequence.incrementAndGet());
       try {
         if (pool.kind() == RangeKey.Kind.NODE_PORTS) {
@@ -379,15 +386,19 @@ final class ReservedAhead implements AutoCloseable {
     return reserved;
   }
 
-  /** Whether a pool's range has {@link #ROOM_PER_BATCH} batches free in its dynamic band. */
-  private boolean hasRoom(PoolKey pool) {
-    long needed = (long) ROOM_PER_BATCH * batch;
-    if (pool.kind() == RangeKey.Kind.NODE_PORTS) {
-      return dynamicFree(engine.nodePortUsage()) >= needed;
-    }
-    return engine.usage().stream()
-        .filter(usage -> Cidr.parse(usage.range()).family() == pool.family())
-        .anyMatch(usage -> Long.compareUnsigned(dynamicFree(usage), needed) >= 0);
+  /**
+   * How many values the next batch of a pool reserves: {@code batch}, or a {@link #ROOM_PER_BATCH}th
+   * of what the roomiest range of the pool has free in its dynamic band where that is less (the
+   * NodePort range, 30000-32767, gives batches of about 40 while it is empty); 0 when the range is tight.
+   */
+  private int batchFor(PoolKey pool) {
+    long free = pool.kind() == RangeKey.Kind.NODE_PORTS ? dynamicFree(engine.nodePortUsage())
+        : engine.usage().stream()
+            .filter(usage -> Cidr.parse(usage.range()).family() == pool.family())
+            .mapToLong(ReservedAhead::dynamicFree)
+            // unsigned: an IPv6 range counts past Long.MAX_VALUE
+            .reduce(0L, (a, b) -> Long.compareUnsigned(a, b) >= 0 ? a : b);
+    return (int) Long.min(batch, Long.divideUnsigned(free, ROOM_PER_BATCH));
   }
 
   private static long dynamicFree(RangeUsage usage) {

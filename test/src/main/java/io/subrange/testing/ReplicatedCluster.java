@@ -43,7 +43,7 @@ public final class ReplicatedCluster implements AutoCloseable {
    * @param leaseDuration {@code SUBRANGE_RECONCILER_LEASE_DURATION}
    * @param webhookKubeconfig the kubeconfig the webhook replicas use (a proxy in front of the API
    *     server), or null for the direct one
-   * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (32 in
+   * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (64 in
    *     manifests/, 0: none)
    */
   public record Settings(int webhooks, String serviceCidrs, String podCidrs, Duration orphanGrace,
@@ -52,7 +52,7 @@ public final class ReplicatedCluster implements AutoCloseable {
     /** Three replicas, the product's defaults for grace and intervals. */
     public static Settings defaults() {
       return new Settings(3, "10.96.0.0/20", "10.244.0.0/16", Duration.ofSeconds(60), Duration.ofSeconds(10),
-          Duration.ofSeconds(15), null, 32);
+          Duration.ofSeconds(15), null, 64);
     }
 
     /** {@code SUBRANGE_SERVICE_CIDRS}, e.g. the API server's own --service-cluster-ip-range. */

@@ -318,6 +318,17 @@ class ConfigMapAllocationStoreIT {
     return store.reserveAhead("replica-" + stores.size(), batch, freshFor, flush);
   }
 
+  /** A replica reserving ahead on a freshly stored range, values fresh for 30 s, and its metrics. */
+  private record Ahead(ConfigMapAllocationStore store, StoreMetrics metrics) {
+  }
+
+  private Ahead initializedReservingAhead(String cidr, int batch, Duration flush) {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    ConfigMapAllocationStore store = reservingAhead(cidr, metrics, batch, Duration.ofSeconds(30), flush);
+    initialize(store);
+    return new Ahead(store, metrics);
+  }
+
   /**
    * Sends a first create, which finds its pools empty: it asks for a batch for each and is
    * answered from them once they are stored. Waits until {@code values} are reserved.
@@ -338,10 +349,9 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void createsAskingOnlyForDynamicValuesWriteNothingOfTheirOwnAndTheirHoldersAreNamedInOneLaterWrite() {
-    StoreMetrics metrics = StoreMetrics.unregistered();
-    ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 16, Duration.ofSeconds(30),
-        Duration.ofSeconds(2));
-    initialize(store);
+    Ahead ahead = initializedReservingAhead("10.96.0.0/20", 16, Duration.ofSeconds(2));
+    ConfigMapAllocationStore store = ahead.store();
+    StoreMetrics metrics = ahead.metrics();
     firstCreateFillsThePools(store, metrics, "first", true, 32);  // a batch for the addresses, one for the ports
     assertThat(metrics.reservedAhead("reserved")).isEqualTo(32);
     assertThat(metrics.reservedAhead("handed_out")).as("the first create waited for the batches and got its"
@@ -380,13 +390,10 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void aTightRangeGetsSmallerBatches() {
-    StoreMetrics metrics = StoreMetrics.unregistered();
     // A /23 has 478 addresses in its dynamic band: batches of a 64th of that, 7, not 32.
-    ConfigMapAllocationStore tight = reservingAhead("10.96.0.0/23", metrics, 32, Duration.ofSeconds(30),
-        Duration.ofMinutes(5));
-    initialize(tight);
-    firstCreateFillsThePools(tight, metrics, "first", false, 7);
-    assertThat(metrics.reservedAhead("reserved")).isEqualTo(7);
+    Ahead tight = initializedReservingAhead("10.96.0.0/23", 32, Duration.ofMinutes(5));
+    firstCreateFillsThePools(tight.store(), tight.metrics(), "first", false, 7);
+    assertThat(tight.metrics().reservedAhead("reserved")).isEqualTo(7);
     // All seven stay held by their reservations on record until the flush names the first create's.
     assertThat(stored(V4).entries()).filteredOn(e -> e.holder() != null && e.holder().isReservedAhead())
         .hasSize(7);
@@ -394,23 +401,19 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void aRangeWithFewerThan64FreeInItsDynamicBandIsNeverHeldInPools() {
-    StoreMetrics nearlyFullMetrics = StoreMetrics.unregistered();
-    ConfigMapAllocationStore small = reservingAhead("10.96.0.0/26", nearlyFullMetrics, 32, Duration.ofSeconds(30),
-        Duration.ofMinutes(5));
-    initialize(small);
-    Reservation answer = small.reserve(service("small", false)).join();
-    assertThat(nearlyFullMetrics.reservedAhead("reserved")).isZero();
+    Ahead small = initializedReservingAhead("10.96.0.0/26", 32, Duration.ofMinutes(5));
+    Reservation answer = small.store().reserve(service("small", false)).join();
+    assertThat(small.metrics().reservedAhead("reserved")).isZero();
     assertThat(holderIn(stored(V4), answer.ips().get(0).address().toString()))
         .as("written under its own name at once").contains(Holder.service("default", "small", ""));
   }
 
   @Test
   void anotherReplicaNeverGivesAValueReservedAheadYetItsValidatingCheckAcceptsIt() throws Exception {
-    StoreMetrics metrics = StoreMetrics.unregistered();
-    // A /23 has 478 addresses in its dynamic band: room for 64 batches of 4, so it is reserved ahead.
-    ConfigMapAllocationStore ahead = reservingAhead("10.96.0.0/23", metrics, 4, Duration.ofSeconds(30),
-        Duration.ofMinutes(5));
-    initialize(ahead);
+    // A /23 has 478 addresses in its dynamic band: room for 64 batches of 4, so batches of 4.
+    Ahead reserving = initializedReservingAhead("10.96.0.0/23", 4, Duration.ofMinutes(5));
+    ConfigMapAllocationStore ahead = reserving.store();
+    StoreMetrics metrics = reserving.metrics();
     ConfigMapAllocationStore other = replica("10.96.0.0/23");
     firstCreateFillsThePools(ahead, metrics, "warm", false, 4);
     IpAddress given = ahead.reserve(service("web", false)).join().ips().get(0).address();
@@ -447,10 +450,9 @@ class ConfigMapAllocationStoreIT {
 
   @Test
   void aRetriedCreateGetsTheSameValuesAndAValueTooOldIsNeverHandedOut() {
-    StoreMetrics metrics = StoreMetrics.unregistered();
-    ConfigMapAllocationStore store = reservingAhead("10.96.0.0/20", metrics, 8, Duration.ofSeconds(30),
-        Duration.ofMinutes(5));
-    initialize(store);
+    Ahead ahead = initializedReservingAhead("10.96.0.0/20", 8, Duration.ofMinutes(5));
+    ConfigMapAllocationStore store = ahead.store();
+    StoreMetrics metrics = ahead.metrics();
     firstCreateFillsThePools(store, metrics, "warm", false, 8);
     Reservation first = store.reserve(service("web", false)).join();
     assertThat(store.reserve(service("web", false)).join()).isEqualTo(first);

@@ -270,24 +270,26 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
     if (request.dryRun()) {
       return AllocationStore.answerNow(() -> engine.reserve(request));  // keeps nothing, so nothing to make durable
     }
+    long arrived = System.nanoTime();
     ReservedAhead ahead = reservedAhead;
     CompletableFuture<Reservation> fromPools = ahead == null ? null : ahead.handOut(request);
     if (fromPools == null) {
-      return reserveWithWrite(request);
+      return reserveWithWrite(request, arrived);
     }
-    // Values from the pools: their reservations are stored already.
+    // Values from the pools: their reservations are stored already. A create that waited for a
+    // batch and still found none keeps its budget from when it arrived, not from now.
     return fromPools.thenCompose(answer -> answer != null ? CompletableFuture.completedFuture(answer)
-        : reserveWithWrite(request));
+        : reserveWithWrite(request, arrived));
   }
 
   /** A request the pools do not answer: from the engine when it changes nothing, else through the committer. */
-  private CompletableFuture<Reservation> reserveWithWrite(ReservationRequest request) {
+  private CompletableFuture<Reservation> reserveWithWrite(ReservationRequest request, long arrived) {
     Reservation unchanged = answerIfAlreadyHeld(request);
     if (unchanged != null) {
       return CompletableFuture.completedFuture(unchanged);
     }
     return committer.submit("the allocation for " + request.holder().kind() + " " + request.holder(),
-        holderKey(request.holder()), e -> e.reserve(request));
+        holderKey(request.holder()), e -> e.reserve(request), arrived);
   }
 
   /**

@@ -141,7 +141,16 @@ final class GroupCommitter {
    * @param action the request, applied to the engine (under its lock); what it throws refuses it
    */
   <T> CompletableFuture<T> submit(String what, String holderKey, Function<AllocationEngine, T> action) {
-    Mutation<T> mutation = new Mutation<>(what, holderKey, action, System.nanoTime(), metrics);
+    return submit(what, holderKey, action, System.nanoTime());
+  }
+
+  /**
+   * As {@link #submit(String, String, Function)}, for a request that arrived earlier ({@link
+   * System#nanoTime}) and waited elsewhere first: its budget counts from then.
+   */
+  <T> CompletableFuture<T> submit(String what, String holderKey, Function<AllocationEngine, T> action,
+      long arrivedNanos) {
+    Mutation<T> mutation = new Mutation<>(what, holderKey, action, arrivedNanos, metrics);
     if (!running) {
       mutation.fail(new StoreUnavailableException("subrange's store is not running, so nothing was allocated;"
           + " retry shortly"));

@@ -461,7 +461,9 @@ class ConfigMapAllocationStoreIT {
     StoreMetrics staleMetrics = StoreMetrics.unregistered();
     ConfigMapAllocationStore stale = reservingAhead("10.96.0.0/20", staleMetrics, 8, Duration.ofMillis(1),
         Duration.ofMinutes(5));
-    firstCreateFillsThePools(stale, staleMetrics, "stale-warm", false, 8);
+    // stale-warm waits for a first batch, finds it too old and asks for a second, which frees the
+    // first in its write: the stored reservations are the second batch once it is in.
+    firstCreateFillsThePools(stale, staleMetrics, "stale-warm", false, 16);
     Set<Holder> tooOld = new HashSet<>();
     stored(V4).entries().stream().map(RangeState.Entry::holder)
         .filter(h -> h != null && h.isReservedAhead() && h.name().startsWith("replica-2-")).forEach(tooOld::add);

@@ -1,10 +1,7 @@
 package io.subrange.webhook.admission;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.zjsonpatch.DiffFlags;
-import io.fabric8.zjsonpatch.JsonDiff;
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
 import java.time.Duration;
@@ -50,7 +47,7 @@ public class MutatingAdmission {
     T working = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
     // The patch is taken against the object as the model writes it, not the raw request, so
     // fields the model merely spells differently are not "changed".
-    JsonNode original = mapper.valueToTree(working);
+    PatchScope.Snapshot<T> original = mutator.patchScope().before(mapper, working);
     T old = call.oldObject() == null ? null
         : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.target().type(), "request.oldObject", call.kind());
     AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
@@ -62,8 +59,7 @@ public class MutatingAdmission {
       mutated = CompletableFuture.failedFuture(e);
     }
     return mutated.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((result, failure) -> failure == null
-        ? AdmissionAnswers.patched(call.uid(), JsonDiff.asJson(original, mapper.valueToTree(result),
-            DiffFlags.dontNormalizeOpIntoMoveAndCopy()), List.copyOf(context.warnings()))
+        ? AdmissionAnswers.patched(mapper, call.uid(), original.patchTo(result), List.copyOf(context.warnings()))
         : AdmissionAnswers.failure(call, failure, timeout));
   }
 }

@@ -14,4 +14,9 @@ public interface Mutator<T extends HasMetadata> {
   AdmissionTarget<T> target();
 
   CompletableFuture<T> mutate(AdmissionContext<T> context);
+
+  /** What {@link #mutate} may change, and so what the patch is taken over: the whole object unless narrowed. */
+  default PatchScope<T> patchScope() {
+    return PatchScope.whole();
+  }
 }

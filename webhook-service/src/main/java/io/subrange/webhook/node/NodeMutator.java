@@ -13,6 +13,7 @@ import io.subrange.webhook.admission.AdmissionTarget;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.admission.PatchScope;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.PodCidrMetrics;
 import java.util.List;
@@ -46,6 +47,12 @@ public class NodeMutator implements Mutator<Node> {
   @Override
   public AdmissionTarget<Node> target() {
     return AdmissionTarget.of(ObjectKind.NODE, Node.class, Operation.CREATE, Operation.UPDATE);
+  }
+
+  /** Only the spec changes: its pod CIDRs. */
+  @Override
+  public PatchScope<Node> patchScope() {
+    return PatchScope.field("spec", Node::getSpec);
   }
 
   @Override

@@ -15,6 +15,7 @@ import io.subrange.webhook.admission.AllocationDenials;
 import io.subrange.webhook.admission.Mutator;
 import io.subrange.webhook.admission.ObjectKind;
 import io.subrange.webhook.admission.Operation;
+import io.subrange.webhook.admission.PatchScope;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.metrics.AllocatorMetrics;
 import java.util.concurrent.CompletableFuture;
@@ -49,6 +50,12 @@ public class ServiceMutator implements Mutator<Service> {
   @Override
   public AdmissionTarget<Service> target() {
     return AdmissionTarget.of(ObjectKind.SERVICE, Service.class, Operation.CREATE, Operation.UPDATE);
+  }
+
+  /** Only the spec changes: ClusterIPs, families and their policy, NodePorts. */
+  @Override
+  public PatchScope<Service> patchScope() {
+    return PatchScope.field("spec", Service::getSpec);
   }
 
   @Override

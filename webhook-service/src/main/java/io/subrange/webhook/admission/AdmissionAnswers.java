@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponseBuilder;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReview;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReviewBuilder;
 import io.subrange.webhook.Failures;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
@@ -41,15 +40,21 @@ final class AdmissionAnswers {
     return new Outcome(review(response.build()), "allowed");
   }
 
-  static Outcome patched(String uid, JsonNode patch, List<String> warnings) {
+  static Outcome patched(ObjectMapper mapper, String uid, JsonNode patch, List<String> warnings) {
     if (patch.isEmpty()) {
       return allowed(uid, warnings);
+    }
+    byte[] json;
+    try {
+      json = mapper.writeValueAsBytes(patch);  // not patch.toString(): that goes through a String and a mapper of its own
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a JSON Patch could not be written", e);
     }
     AdmissionResponseBuilder response = new AdmissionResponseBuilder()
         .withUid(uid)
         .withAllowed(true)
         .withPatchType("JSONPatch")
-        .withPatch(Base64.getEncoder().encodeToString(patch.toString().getBytes(StandardCharsets.UTF_8)));
+        .withPatch(Base64.getEncoder().encodeToString(json));
     if (!warnings.isEmpty()) {
       response.withWarnings(warnings);
     }

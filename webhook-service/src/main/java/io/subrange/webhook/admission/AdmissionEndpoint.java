@@ -178,8 +178,10 @@ public class AdmissionEndpoint implements NettyRouteProvider {
           Reply reply = Reply.json(json(outcome));
           answered.set(true);
           metrics.record(webhook, kind, operation, outcome.result(), System.nanoTime() - started);
-          log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, operation, kind, call.namespace(), call.name(),
-              call.uid(), call.dryRun(), outcome.result());
+          if (log.isDebugEnabled()) {
+            log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, operation, kind, call.namespace(), call.name(),
+                call.uid(), call.dryRun(), outcome.result());
+          }
           return reply;
         })
         .onErrorResume(MalformedAdmissionReviewException.class, e -> {

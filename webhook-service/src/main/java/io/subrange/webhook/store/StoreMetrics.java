@@ -6,6 +6,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the ConfigMap store does, for {@code /metrics}:
@@ -47,6 +49,8 @@ public final class StoreMetrics {
   private final Counter kindLoads;
   private final Counter unavailable;
   private final Timer commitDuration;
+  /** One counter per event, looked up once: handing out is on every Service create's path. */
+  private final Map<String, Counter> reservedAhead = new ConcurrentHashMap<>();
   private final MeterRegistry registry;
 
   public StoreMetrics(MeterRegistry registry) {
@@ -72,8 +76,9 @@ public final class StoreMetrics {
 
   /** Counts values reserved ahead by what happened to them (see the class comment). */
   void reservedAhead(String event, int count) {
-    Counter.builder(PREFIX + "reserved.ahead").description("Values reserved ahead, by what happened to them")
-        .tag("event", event).register(registry).increment(count);
+    reservedAhead.computeIfAbsent(event, e -> Counter.builder(PREFIX + "reserved.ahead")
+        .description("Values reserved ahead, by what happened to them").tag("event", e).register(registry))
+        .increment(count);
   }
 
   /** Metrics nobody reads, for tests and tools. */

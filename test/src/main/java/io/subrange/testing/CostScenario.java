@@ -186,12 +186,21 @@ final class CostScenario {
         System.out.printf("   %-11s warm-up deletes until freed, CPU: %s%n", "",
             CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, warmed), "delete"));
       }
+      List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
+      List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
+      ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
+      ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
       Map<String, Double> cpu = after.millisPerCreate(before, report.created());
       System.out.printf("   %-11s %s%n", label, report.summary());
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
+      if (subrange != null) {
+        System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
+            ThreadCpu.sample(webhooks).describeSince(webhookThreads, report.created()),
+            ThreadCpu.sample(reconciler).describeSince(reconcilerThreads, report.created()));
+      }
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
       return new Measured(report, cpu);
     }

@@ -2,15 +2,21 @@ package io.subrange.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 
 class ThreadCpuTest {
 
   @Test
   void threadsAreSortedByWhatTheyDo() {
     assertThat(ThreadCpu.kindOf("reactor-http-ep")).isEqualTo("serving");
-    assertThat(ThreadCpu.kindOf("subrange-store-")).isEqualTo("store committer");
+    assertThat(ThreadCpu.kindOf("subrange-store-")).isEqualTo("store");
     assertThat(ThreadCpu.kindOf("vert.x-eventloo")).isEqualTo("API client I/O");
     assertThat(ThreadCpu.kindOf("C1 CompilerThre")).isEqualTo("JIT");
     assertThat(ThreadCpu.kindOf("-1181756454-poo")).isEqualTo("watch events");  // cut at 15 characters
@@ -18,17 +24,22 @@ class ThreadCpuTest {
     assertThat(ThreadCpu.kindOf("main")).isEqualTo("other");
   }
 
-  /** This JVM's own threads: the CPU a loop on this thread burns shows up, per "create". */
+  /** This JVM's own threads: 300 ms of CPU burnt on this thread ("main": other) show up, per "create". */
   @Test
+  @EnabledOnOs(OS.LINUX)
   void whatAThreadUsesIsCountedUnderItsKind() {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     List<ProcessHandle> self = List.of(ProcessHandle.current());
     ThreadCpu before = ThreadCpu.sample(self);
+    long until = threads.getCurrentThreadCpuTime() + 300_000_000L;
     long sum = 0;
-    long until = System.nanoTime() + 300_000_000L;
-    while (System.nanoTime() < until) {
+    while (threads.getCurrentThreadCpuTime() < until) {
       sum += Long.numberOfTrailingZeros(sum + System.nanoTime());
     }
     String described = ThreadCpu.sample(self).describeSince(before, 1);
-    assertThat(described).as("after %d", sum).containsPattern("other (2|3)\\d\\d\\.\\d\\d");
+    Matcher other = Pattern.compile("other (\\d+\\.\\d+)").matcher(described);
+    assertThat(other.find()).as("%s (after %d)", described, sum).isTrue();
+    // at least this thread's 300 ms, less a tick of rounding at each end; other threads only add
+    assertThat(Double.parseDouble(other.group(1))).isGreaterThanOrEqualTo(280.0);
   }
 }

@@ -55,13 +55,9 @@ public record PatchScope<T>(String field, Function<T, Object> part) {
       if (field == null) {
         return patch;
       }
-      String prefix = "/" + field;
+      // Only add, remove and replace (no move or copy, so no "from"): the path alone moves down.
       for (JsonNode operation : (ArrayNode) patch) {
-        ObjectNode op = (ObjectNode) operation;
-        op.put("path", prefix + op.path("path").asText());
-        if (op.has("from")) {
-          op.put("from", prefix + op.path("from").asText());
-        }
+        ((ObjectNode) operation).put("path", "/" + field + operation.path("path").asText());
       }
       return patch;
     }

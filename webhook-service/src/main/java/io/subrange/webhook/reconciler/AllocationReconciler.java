@@ -243,6 +243,10 @@ public final class AllocationReconciler {
         repairs.add(store.reserve(ReservationRequest.ips(owner, List.of(IpClaim.kept(ip)), false))
             .thenCompose(reservation -> {
               IpAssignment assignment = reservation.ips().get(0);
+              if (!stillCarries(cluster.carrying(ip), first)) {
+                return assignment.alreadyHeld() ? CompletableFuture.completedFuture(false)
+                    : giveBackIp(ip, owner);
+              }
               if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
                 reportOnce(first, "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
                 metrics.repair("clusterip", "not_allocated");
@@ -252,7 +256,9 @@ public final class AllocationReconciler {
               return store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), null, owner);
             }));
       } else if (!record.get().equals(owner)) {
-        repairs.add(adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record.get(), owner, carriers, "clusterip"));
+        repairs.add(adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record.get(), owner, carriers, "clusterip")
+            .thenCompose(adopted -> adopted && !stillCarries(cluster.carrying(ip), first) ? giveBackIp(ip, owner)
+                : CompletableFuture.completedFuture(adopted)));
       }
     });
   }
@@ -279,6 +285,10 @@ public final class AllocationReconciler {
         repairs.add(store.reserve(new ReservationRequest(owner, List.of(), List.of(PortClaim.kept(port)), false))
             .thenCompose(reservation -> {
               PortAssignment assignment = reservation.ports().get(0);
+              if (!stillCarries(cluster.carryingNodePort(port), first)) {
+                return assignment.alreadyHeld() ? CompletableFuture.completedFuture(false)
+                    : giveBackNodePort(port, owner);
+              }
               if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
                 reportOnce(first, "PortNotAllocated", "Port " + port + " is not allocated; repairing");
                 metrics.repair("nodeport", "not_allocated");
@@ -287,9 +297,36 @@ public final class AllocationReconciler {
               return store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), null, owner);
             }));
       } else if (!record.get().equals(owner)) {
-        repairs.add(adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record.get(), owner, carriers, "nodeport"));
+        repairs.add(adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record.get(), owner, carriers, "nodeport")
+            .thenCompose(adopted -> adopted && !stillCarries(cluster.carryingNodePort(port), first)
+                ? giveBackNodePort(port, owner) : CompletableFuture.completedFuture(adopted)));
       }
     });
+  }
+
+  /**
+   * Whether a Service the pass began with still carries the value now. The pass works from a
+   * snapshot of the Services; one deleted while it ran had its values freed by the delete's event,
+   * possibly before this pass's repair stored them again for it. The informers drop an object
+   * before they deliver its delete, so a repair stored before this check that the delete's
+   * release has not undone is caught here, and one the check lets through comes before that
+   * release in the store's queue.
+   */
+  private static boolean stillCarries(List<Service> carryingNow, Service carrier) {
+    String uid = carrier.getMetadata().getUid();
+    return carryingNow.stream().anyMatch(s -> Objects.equals(s.getMetadata().getUid(), uid));
+  }
+
+  /** Frees a ClusterIP a repair stored for a Service that went away meanwhile. */
+  private CompletableFuture<Boolean> giveBackIp(IpAddress ip, Holder owner) {
+    log.debug("Cluster IP {}: {} went away while this pass repaired it; freeing it again", ip, owner);
+    return store.releaseIp(ip, owner).thenApply(freed -> false);
+  }
+
+  /** Frees a NodePort a repair stored for a Service that went away meanwhile. */
+  private CompletableFuture<Boolean> giveBackNodePort(int port, Holder owner) {
+    log.debug("NodePort {}: {} went away while this pass repaired it; freeing it again", port, owner);
+    return store.releaseNodePort(port, owner).thenApply(freed -> false);
   }
 
   /**
@@ -330,6 +367,12 @@ public final class AllocationReconciler {
         continue;
       }
       repairs.add(store.recordPodCidrs(NodePodCidrs.view(node), blocks).handle((allocation, failure) -> {
+        if (failure == null && cluster.node(node.getMetadata().getName()).isEmpty()) {
+          // Deleted while this pass ran (see stillCarries): its delete may have freed them already.
+          // Held by name, as the delete's release frees them.
+          store.releasePodCidrs(node.getMetadata().getName());
+          return false;
+        }
         if (failure == null) {
           reportOnce(node, "CIDRNotAllocated", "Pod CIDRs " + blocks + " were not allocated; repairing");
           metrics.repair("podcidr", "not_allocated");

@@ -15,6 +15,7 @@ import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.podcidr.ClusterCidr;
 import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationStore;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.InMemoryAllocationStore;
 import io.subrange.allocator.store.IpClaim;
@@ -22,12 +23,15 @@ import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.ReservationRequest;
 import io.subrange.webhook.store.InProcessStateRebuild;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -161,6 +165,36 @@ class AllocationReconcilerTest {
     assertThat(metrics.repairs("clusterip", "leak")).isZero();
   }
 
+  /**
+   * A pass compares a snapshot of the Services. One deleted while the pass runs has its values
+   * freed by its delete's event, maybe just before the pass stores them again for it: seen under
+   * load with three replicas, where every such Service got a Warning event and its values stayed
+   * held for a Service that no longer existed until the next pass after the grace freed them.
+   */
+  @Test
+  void aServiceDeletedWhileThePassRepairsItKeepsNothingAndIsNotReported() {
+    startWatching();
+    reconciler.rebuildMissing();
+    Service gone = service("default", "gone", "10.96.0.20", 30020);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 1);
+    // The store takes the pass's repairs only after the Service is deleted and its informer
+    // delivered the delete: the delete's release, which found nothing to free, came first.
+    AllocationStore racing = deleteBeforeEachReserve(store, () -> {
+      client.resource(gone).delete();
+      await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().isEmpty());
+    });
+    AllocationReconciler reconciling = new AllocationReconciler(racing, rebuildable, cluster,
+        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
+
+    reconciling.compare();
+
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.20"))).as("given back").isEmpty();
+    assertThat(store.holderOfNodePort(30020)).as("given back").isEmpty();
+    assertThat(events(gone)).isEmpty();
+    assertThat(metrics.repairs("clusterip", "not_allocated")).isZero();
+    assertThat(metrics.repairs("nodeport", "not_allocated")).isZero();
+  }
+
   @Test
   void deletesAndUpdatesFreeWhatTheyGiveUp() {
     Service web = service("default", "web", "10.96.0.10", 30010);
@@ -254,6 +288,22 @@ class AllocationReconcilerTest {
           assertThat(a.value()).isEqualTo("10.244.9.0/24");
         });
     assertThat(client.nodes().withName("raced").get().getSpec().getPodCIDRs()).containsExactly("10.244.9.0/24");
+  }
+
+  /** The store, with {@code first} run once before the first reservation is passed on. */
+  private static AllocationStore deleteBeforeEachReserve(AllocationStore store, Runnable first) {
+    AtomicBoolean ran = new AtomicBoolean();
+    return (AllocationStore) Proxy.newProxyInstance(AllocationStore.class.getClassLoader(),
+        new Class<?>[] {AllocationStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("reserve") && ran.compareAndSet(false, true)) {
+            first.run();
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
   }
 
   private Service service(String namespace, String name, String clusterIp, Integer nodePort) {

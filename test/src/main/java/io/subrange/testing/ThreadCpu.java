@@ -17,14 +17,17 @@ import java.util.stream.Collectors;
  * can be aimed at the part that costs, and the JIT's share shows code still being compiled
  * during a measured run.
  *
- * <p>Each sample sums the threads alive at that moment: a thread that ends between two samples
- * takes its CPU out of the second, so a kind whose threads come and go (fabric8's executor) can
- * read low over a run; differences below zero are left out.
+ * <p>Threads are followed by id. A thread that ended between two samples is no longer in the
+ * second, but its CPU stays in its process's own account ({@code /proc/<pid>/stat}): what the
+ * process used beyond the threads still alive is reported as "threads that ended". The JVM
+ * starts and stops C1 compiler threads as its queue grows and shrinks, and fabric8's executor
+ * lets idle threads go after a minute, so both can land there.
  */
 final class ThreadCpu {
 
   /** Linux's USER_HZ: the unit of the stat file's times, 100 on every mainstream kernel. */
   private static final double MILLIS_PER_TICK = 10.0;
+  static final String ENDED = "threads that ended";
 
   /** What the threads do, by the start of their names (as the kernel keeps them: 15 characters). */
   private static final List<Map.Entry<String, String>> KINDS = List.of(
@@ -38,48 +41,65 @@ final class ThreadCpu {
       Map.entry("VM Periodic", "JVM"),
       Map.entry("GC ", "JVM"));
 
-  private final Map<String, Long> ticksByKind;
-
-  private ThreadCpu(Map<String, Long> ticksByKind) {
-    this.ticksByKind = ticksByKind;
+  /** One thread as last read: what it does, and the CPU it has used. */
+  private record Used(String kind, long ticks) {
   }
 
-  /** What the processes' threads have used so far, by kind. */
+  /** By "pid/tid". */
+  private final Map<String, Used> threads;
+  /** Each process's own account, which keeps what its ended threads used, by pid. */
+  private final Map<Long, Long> processTicks;
+
+  private ThreadCpu(Map<String, Used> threads, Map<Long, Long> processTicks) {
+    this.threads = threads;
+    this.processTicks = processTicks;
+  }
+
+  /** What the processes' threads have used so far. */
   static ThreadCpu sample(List<ProcessHandle> processes) {
-    Map<String, Long> ticks = new LinkedHashMap<>();
+    Map<String, Used> threads = new LinkedHashMap<>();
+    Map<Long, Long> processTicks = new LinkedHashMap<>();
     for (ProcessHandle process : processes) {
-      Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
-      try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
-        for (Path thread : threads) {
-          addThread(thread.resolve("stat"), ticks);
+      Path proc = Path.of("/proc", Long.toString(process.pid()));
+      Used total = read(proc.resolve("stat"));
+      if (total == null) {
+        continue;  // not Linux, or the process is gone: nothing to add
+      }
+      processTicks.put(process.pid(), total.ticks());
+      try (DirectoryStream<Path> tasks = Files.newDirectoryStream(proc.resolve("task"))) {
+        for (Path task : tasks) {
+          Used used = read(task.resolve("stat"));
+          if (used != null) {
+            threads.put(process.pid() + "/" + task.getFileName(), used);
+          }
         }
       } catch (IOException | RuntimeException e) {
-        // not Linux, or the process is gone: nothing to add
+        // the process ended meanwhile: its account above is what it used
       }
     }
-    return new ThreadCpu(ticks);
+    return new ThreadCpu(threads, processTicks);
   }
 
-  private static void addThread(Path stat, Map<String, Long> ticks) {
+  /** A stat file's name and CPU (utime + stime); null when it cannot be read as documented. */
+  private static Used read(Path stat) {
     String line;
     try {
       line = Files.readString(stat);
     } catch (IOException e) {
-      return;  // the thread ended meanwhile
+      return null;  // the thread ended meanwhile
     }
     int open = line.indexOf('(');
     int close = line.lastIndexOf(')');
     if (open < 0 || close < open) {
-      return;
+      return null;
     }
     String name = line.substring(open + 1, close);
     String[] fields = line.substring(close + 2).split(" ");
     try {
       // fields[0] is the state (stat's third field); utime and stime are stat's 14th and 15th.
-      long used = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-      ticks.merge(kindOf(name), used, Long::sum);
+      return new Used(kindOf(name), Long.parseLong(fields[11]) + Long.parseLong(fields[12]));
     } catch (RuntimeException e) {
-      // a line not as documented: this thread is left out, the others still count
+      return null;  // a line not as documented: this thread is left out, the others still count
     }
   }
 
@@ -94,13 +114,26 @@ final class ThreadCpu {
     return threadName.contains("-poo") ? "watch events" : "other";
   }
 
-  /** "serving 0.66, API client I/O 0.10, ..." in ms per create since {@code before}, largest first; "" if unknown. */
+  /**
+   * "serving 0.66, API client I/O 0.10, ..." in ms per create since {@code before}, largest
+   * first, with the threads that ended in between as {@link #ENDED}; "" if unknown.
+   */
   String describeSince(ThreadCpu before, long creates) {
-    if (creates <= 0 || ticksByKind.isEmpty()) {
+    if (creates <= 0 || threads.isEmpty()) {
       return "";
     }
-    return ticksByKind.entrySet().stream()
-        .map(e -> Map.entry(e.getKey(), e.getValue() - before.ticksByKind.getOrDefault(e.getKey(), 0L)))
+    Map<String, Long> byKind = new LinkedHashMap<>();
+    threads.forEach((id, now) -> {
+      Used then = before.threads.get(id);
+      byKind.merge(now.kind(), now.ticks() - (then == null ? 0 : then.ticks()), Long::sum);
+    });
+    long alive = byKind.values().stream().mapToLong(Long::longValue).sum();
+    long processes = 0;
+    for (Map.Entry<Long, Long> process : processTicks.entrySet()) {
+      processes += process.getValue() - before.processTicks.getOrDefault(process.getKey(), process.getValue());
+    }
+    byKind.put(ENDED, processes - alive);
+    return byKind.entrySet().stream()
         .filter(e -> e.getValue() > 0)
         .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
         .map(e -> String.format("%s %.2f", e.getKey(), e.getValue() * MILLIS_PER_TICK / creates))

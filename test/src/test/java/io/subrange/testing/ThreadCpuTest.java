@@ -42,4 +42,30 @@ class ThreadCpuTest {
     // at least this thread's 300 ms, less a tick of rounding at each end; other threads only add
     assertThat(Double.parseDouble(other.group(1))).isGreaterThanOrEqualTo(280.0);
   }
+
+  /** A thread that starts and ends between two samples still counts, as one that ended. */
+  @Test
+  @EnabledOnOs(OS.LINUX)
+  void whatAThreadThatEndedUsedIsCountedToo() throws InterruptedException {
+    List<ProcessHandle> self = List.of(ProcessHandle.current());
+    ThreadCpu before = ThreadCpu.sample(self);
+    Thread burner = new Thread(() -> burn(300_000_000L), "short-lived");
+    burner.start();
+    burner.join();
+    String described = ThreadCpu.sample(self).describeSince(before, 1);
+    Matcher ended = Pattern.compile(ThreadCpu.ENDED + " (\\d+\\.\\d+)").matcher(described);
+    assertThat(ended.find()).as(described).isTrue();
+    // its 300 ms, less rounding: each live thread's time is whole ticks, the process's is not
+    assertThat(Double.parseDouble(ended.group(1))).isGreaterThanOrEqualTo(250.0);
+  }
+
+  private static long burn(long nanos) {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long until = threads.getCurrentThreadCpuTime() + nanos;
+    long sum = 0;
+    while (threads.getCurrentThreadCpuTime() < until) {
+      sum += Long.numberOfTrailingZeros(sum + System.nanoTime());
+    }
+    return sum;
+  }
 }

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The load harness's {@code cost} scenario (issue 12): what a Service create costs, in CPU per
@@ -18,7 +19,8 @@ import java.util.Set;
  * same API server and etcd one configuration after another: the built-in allocation alone, a
  * webhook that does nothing ({@link NoOpWebhook}), subrange with one replica, and subrange as
  * deployed (R replicas and the reconciler); at the first /12 (or widest) range also with many
- * Services held. Each measured run follows a warm-up run of the same size.
+ * Services held. Each measured run follows warm-up rounds of creates and deletes of the same
+ * size.
  */
 final class CostScenario {
 
@@ -35,7 +37,7 @@ final class CostScenario {
   private static final String HELD = "held-run";
 
   /** The command line's options, with the scenario's defaults. */
-  record Options(int services, int clients, int held, List<Integer> prefixes, int replicas) {
+  record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds) {
 
     static Options from(Map<String, String> options) {
       List<Integer> prefixes = Arrays.stream(options.getOrDefault("ranges", "12,16").split(","))
@@ -43,7 +45,14 @@ final class CostScenario {
       return new Options(Integer.parseInt(options.getOrDefault("services", "2000")),
           Integer.parseInt(options.getOrDefault("clients", "16").split(",")[0]),
           Integer.parseInt(options.getOrDefault("held", "20000")), prefixes,
-          Integer.parseInt(options.getOrDefault("replicas", "3")));
+          Integer.parseInt(options.getOrDefault("replicas", "3")),
+          Integer.parseInt(options.getOrDefault("warm-up-rounds", "3")));
+    }
+
+    Options {
+      if (warmUpRounds < 1) {
+        throw new IllegalArgumentException("--warm-up-rounds is at least 1, not " + warmUpRounds);
+      }
     }
 
     /** The range the held Services go in: /12 if measured, else the widest. */
@@ -115,25 +124,28 @@ final class CostScenario {
     try (ControlPlane plane = ControlPlane.start(repo, range, flags, workDir);
          KubernetesClient admin = plane.client()) {
       Config config = plane.config();
-      results.put(BUILT_IN, run(config, BUILT_IN, true, Map.of(), null));
+      results.put(BUILT_IN, run(config, BUILT_IN, options.warmUpRounds(), Map.of(), null));
       results.put(NO_OP, noOp(config, admin, workDir));
       ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withServiceCidrs(range);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("one-replica"),
           settings.withWebhooks(1))) {
-        results.put(ONE, run(config, ONE, true, CpuUse.processes(cluster), cluster));
-        // The next cluster starts from the store this one leaves, and registers under the same
-        // names: leave it as it found it, and let nothing call this one's address once it is gone.
-        awaitDeletesFreed(cluster);
+        // The next cluster starts from the store this one leaves (run leaves it as it found it),
+        // and registers under the same names: let nothing call this one's address once it is gone.
+        results.put(ONE, run(config, ONE, options.warmUpRounds(), CpuUse.processes(cluster), cluster));
+        checkNothingRepaired(cluster, prefix, ONE);
         cluster.unregisterWebhooks();
       }
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
           settings.withWebhooks(options.replicas()))) {
-        results.put(REPLICAS, run(config, REPLICAS, true, CpuUse.processes(cluster), cluster));
+        // Each replica serves about a third of the creates: as many rounds each as one replica gets.
+        results.put(REPLICAS, run(config, REPLICAS, options.warmUpRounds() * options.replicas(),
+            CpuUse.processes(cluster), cluster));
+        checkNothingRepaired(cluster, prefix, REPLICAS);
         if (prefix == options.heldPrefix() && options.held() > 0) {
-          awaitDeletesFreed(cluster);
           hold(config);
           // No warm-up: the JVMs have just admitted every held Service.
-          results.put(HELD, run(config, HELD, false, CpuUse.processes(cluster), cluster));
+          results.put(HELD, run(config, HELD, 0, CpuUse.processes(cluster), cluster));
+          checkNothingRepaired(cluster, prefix, HELD);
         }
         LoadHarness.printStoreMetrics(cluster);
         System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());
@@ -149,7 +161,7 @@ final class CostScenario {
       WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
       Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
       processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
-      Measured measured = run(config, NO_OP, true, processes, null);
+      Measured measured = run(config, NO_OP, options.warmUpRounds(), processes, null);
       System.out.println("   " + noOp.describe());
       // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
       WebhookRegistration.unregister(admin, noOp::serviceCreates);
@@ -158,41 +170,57 @@ final class CostScenario {
   }
 
   /**
-   * A warm-up run (unless {@code warmUp} is false), then a measured one in namespace
-   * {@code label-clients}; its Services are deleted afterwards.
+   * Warm-up rounds, then at once a measured run, in namespace {@code label-clients}; the
+   * measured run's Services are deleted afterwards.
    *
-   * <p>With subrange, the reconciler frees what the warm-up's Services carried after they are gone
-   * (the built-in allocator frees inside the delete request). The measured run starts once that is
-   * done, so its CPU is the creates' alone; what the deletes cost is printed apart.
+   * <p>The JVMs compile (C1 only, as deployed) for thousands of creates after they start: with
+   * one round of warm-up, three replicas compiled about 2,000 methods during the measured run of
+   * 1,500 creates, and perf showed a third of their samples in the interpreter and their compiler
+   * threads at 0.34 ms per create (docs/performance.md, "Eighth round"). A pod that has run for a
+   * while has none of that, so each round creates {@code services} Services and deletes them, and
+   * a replica of three gets three times the rounds.
    *
+   * <p>After each round's deletes the run waits only until the reconciler has freed what the
+   * Services held, not for the values the replicas reserved ahead and did not hand out (their
+   * pools keep them for the next creates; the reconciler frees them after its grace, a minute).
+   * Waiting for those as well, as before, left the API server's webhook connections idle for
+   * longer than its client keeps them (90 s): the measured run then began with TLS handshakes,
+   * on connections the balancer could hand to a replica that had served none of the warm-up.
+   *
+   * @param warmUpRounds rounds of {@code services} creates and deletes before the measured run
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
    * @param subrange the subrange deployment being measured; null for the built-in and the no-op
    */
-  private Measured run(Config config, String label, boolean warmUp, Map<String, List<ProcessHandle>> processes,
+  private Measured run(Config config, String label, int warmUpRounds, Map<String, List<ProcessHandle>> processes,
       ReplicatedCluster subrange) {
     int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
       ControlPlane.ensureNamespace(load, namespace);
-      if (warmUp) {
-        // Warm up first (the JIT, connection pools): a JVM that just started is several times slower.
-        long warmed = ServiceLoad.create(load, namespace, "warm", services, clients, done -> { }).created();
-        CpuUse beforeDeletes = CpuUse.sample(processes);
-        ServiceLoad.deleteAll(load, namespace, "warm", clients);
+      for (int round = 1; round <= warmUpRounds; round++) {
+        String prefix = "warm" + round;
+        ServiceLoad.create(load, namespace, prefix, services, clients, done -> { });
+        ServiceLoad.deleteAll(load, namespace, prefix, clients);
         if (subrange != null) {
-          awaitDeletesFreed(subrange);
+          // The reconciler frees them from the deletes' events, with writes every replica loads:
+          // let that be over before the next round, and before the measured run.
+          awaitReleased(subrange, namespace + "/" + prefix + "-");
         }
-        System.out.printf("   %-11s warm-up deletes until freed, CPU: %s%n", "",
-            CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, warmed), "delete"));
+      }
+      if (warmUpRounds > 0) {
+        System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes%n", "", warmUpRounds, services);
       }
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
       ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
       ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
+      // Markers for test/scripts/profile-cost, which records these processes in between.
+      System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
+      System.out.printf("   %-11s measured%n", label);
       Map<String, Double> cpu = after.millisPerCreate(before, report.created());
       System.out.printf("   %-11s %s%n", label, report.summary());
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
@@ -201,9 +229,24 @@ final class CostScenario {
             ThreadCpu.sample(webhooks).describeSince(webhookThreads, report.created()),
             ThreadCpu.sample(reconciler).describeSince(reconcilerThreads, report.created()));
       }
+      CpuUse beforeDeletes = CpuUse.sample(processes);
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
+      if (subrange != null && warmUpRounds > 0) {
+        // Back to an empty store for what runs next (not after the held run: the held stay).
+        awaitDeletesFreed(subrange);
+      }
+      System.out.printf("   %-11s deletes until freed, CPU: %s%n", "",
+          CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
       return new Measured(report, cpu);
     }
+  }
+
+  /** The measured processes' pids by part, as "part=pid,pid; part=pid". */
+  private static String pids(Map<String, List<ProcessHandle>> processes) {
+    return processes.entrySet().stream()
+        .map(e -> e.getKey() + "=" + e.getValue().stream().map(h -> String.valueOf(h.pid()))
+            .collect(Collectors.joining(",")))
+        .collect(Collectors.joining("; "));
   }
 
   /** Creates the held ClusterIP Services, through subrange, and keeps them. */
@@ -216,6 +259,31 @@ final class CostScenario {
           report.created(), report.wall().toMillis() / 1000.0, report.createsPerSecond(), report.failuresByMessage());
       ok &= LoadHarness.check(String.format("all %,d held Services created (%,d)", options.held(), report.created()),
           report.failures().isEmpty());
+    }
+  }
+
+  /**
+   * Every Service here was admitted by subrange, so the reconciler has nothing to repair: a repair
+   * (a value the store did not hold, a holder it did not name, a duplicate) is a race in subrange.
+   */
+  private void checkNothingRepaired(ReplicatedCluster cluster, int prefix, String label) {
+    Map<String, Double> repairs = new LinkedHashMap<>();
+    for (String type : List.of("not_allocated", "holder", "duplicate")) {
+      repairs.put(type, cluster.reconciler().metric("subrange_reconciler_repairs_total", Map.of("type", type)));
+    }
+    ok &= LoadHarness.check(String.format("/%d, %s: no repairs by the reconciler %s", prefix, label, repairs),
+        repairs.values().stream().allMatch(count -> count == 0));
+  }
+
+  /** Waits until the store names no holder whose name starts so (values reserved ahead aside). */
+  private static void awaitReleased(ReplicatedCluster cluster, String holderPrefix) {
+    boolean released = Processes.pollUntil(Duration.ofSeconds(60), 250, () -> {
+      StoredAllocations stored = cluster.stored();
+      return stored.clusterIps().values().stream().noneMatch(h -> h.startsWith(holderPrefix))
+          && stored.nodePorts().values().stream().noneMatch(h -> h.startsWith(holderPrefix));
+    });
+    if (!released) {
+      System.out.printf("   (the store still named holders %s* 60 s after their deletes)%n", holderPrefix);
     }
   }
 

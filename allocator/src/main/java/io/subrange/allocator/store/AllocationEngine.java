@@ -502,6 +502,14 @@ public final class AllocationEngine {
     return addressHolders.get(address.family()).release(address, holder, heldSince);
   }
 
+  /** Frees a ClusterIP, as {@link AllocationStore#releaseIpHeldExactlyBy} describes. */
+  public synchronized boolean releaseIpHeldExactlyBy(IpAddress address, Holder holder) {
+    if (unknown.isUnknown(address.family())) {
+      throw unknown.notLoaded(unknown.firstUnknown(address.family()));
+    }
+    return addressHolders.get(address.family()).releaseIfHeldExactlyBy(address, holder);
+  }
+
   /**
    * Frees a NodePort, as {@link #releaseIp}.
    *
@@ -514,6 +522,14 @@ public final class AllocationEngine {
   /** Frees a NodePort no object carries, as {@link #releaseLeakedIp}. */
   public synchronized boolean releaseLeakedNodePort(int port, Holder holder, long heldSince) {
     return releaseNodePort(port, holder, heldSince);
+  }
+
+  /** Frees a NodePort, as {@link AllocationStore#releaseIpHeldExactlyBy} describes. */
+  public synchronized boolean releaseNodePortHeldExactlyBy(int port, Holder holder) {
+    if (unknown.contains(RangeKey.nodePorts())) {
+      throw unknown.notLoaded(RangeKey.nodePorts());
+    }
+    return portHolders.releaseIfHeldExactlyBy(port, holder);
   }
 
   private boolean releaseNodePort(int port, Holder holder, long heldSince) {

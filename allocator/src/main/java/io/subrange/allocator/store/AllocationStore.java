@@ -71,6 +71,17 @@ public interface AllocationStore {
   CompletableFuture<Boolean> releaseNodePort(int port, Holder holder);
 
   /**
+   * Frees a ClusterIP only while exactly {@code holder}, uid included, holds it: the reconciler
+   * taking back what it stored a moment before for an object that went away meanwhile. Unlike
+   * {@link #releaseIp}, a record without a uid (made at CREATE, perhaps for a new object of the
+   * same name that has the value now) is not this holder's.
+   */
+  CompletableFuture<Boolean> releaseIpHeldExactlyBy(IpAddress address, Holder holder);
+
+  /** Frees a NodePort, as {@link #releaseIpHeldExactlyBy}. */
+  CompletableFuture<Boolean> releaseNodePortHeldExactlyBy(int port, Holder holder);
+
+  /**
    * Frees a ClusterIP no object carries, as {@link #releaseIp}, but only while {@code holder}
    * still holds it since {@code heldSince} (the time the reconciler judged): a create retried
    * meanwhile re-armed the hold, and its object is about to carry the value.

@@ -147,6 +147,22 @@ final class HolderLedger<V> {
     return true;
   }
 
+  /**
+   * Frees {@code value} only while {@code holder} itself holds it, uid included: unlike {@link
+   * #release}, a record without a uid (made at CREATE, perhaps for a new object of the same name)
+   * is not this holder's.
+   *
+   * @return whether it was freed
+   */
+  boolean releaseIfHeldExactlyBy(V value, Holder holder) {
+    Held current = holders.get(value);
+    if (!space.isTaken(value) || current == null || !current.holder().equals(holder)) {
+      return false;
+    }
+    free(value);
+    return true;
+  }
+
   private static boolean stillHeldAsSeen(Held current, Holder holder, long heldSince) {
     if (holder != null && current != null && !current.holder().isSameObject(holder)) {
       return false;

@@ -80,6 +80,16 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
+  public CompletableFuture<Boolean> releaseIpHeldExactlyBy(IpAddress address, Holder holder) {
+    return AllocationStore.answerNow(() -> engine.releaseIpHeldExactlyBy(address, holder));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> releaseNodePortHeldExactlyBy(int port, Holder holder) {
+    return AllocationStore.answerNow(() -> engine.releaseNodePortHeldExactlyBy(port, holder));
+  }
+
+  @Override
   public CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
     return AllocationStore.answerNow(() -> engine.releaseLeakedIp(address, holder, heldSince));
   }

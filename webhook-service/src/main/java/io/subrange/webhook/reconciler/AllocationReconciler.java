@@ -43,6 +43,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -243,22 +245,19 @@ public final class AllocationReconciler {
         repairs.add(store.reserve(ReservationRequest.ips(owner, List.of(IpClaim.kept(ip)), false))
             .thenCompose(reservation -> {
               IpAssignment assignment = reservation.ips().get(0);
-              if (!stillCarries(cluster.carrying(ip), first)) {
-                return assignment.alreadyHeld() ? CompletableFuture.completedFuture(false)
-                    : giveBackIp(ip, owner);
-              }
-              if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
-                reportOnce(first, "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
-                metrics.repair("clusterip", "not_allocated");
-                return CompletableFuture.completedFuture(true);
-              }
-              // Taken without a holder on record (a rebuild from an older format): name the owner.
-              return store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), null, owner);
+              boolean stored = assignment.unrecorded() == null && !assignment.alreadyHeld();
+              return unlessGone(first, clusterIp(ip), owner, stored, () -> {
+                if (stored) {
+                  reportOnce(first, "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
+                  metrics.repair("clusterip", "not_allocated");
+                  return CompletableFuture.completedFuture(true);
+                }
+                // Taken without a holder on record (a rebuild from an older format): name the owner.
+                return store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), null, owner);
+              });
             }));
       } else if (!record.get().equals(owner)) {
-        repairs.add(adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), record.get(), owner, carriers, "clusterip")
-            .thenCompose(adopted -> adopted && !stillCarries(cluster.carrying(ip), first) ? giveBackIp(ip, owner)
-                : CompletableFuture.completedFuture(adopted)));
+        repairs.add(adopt(clusterIp(ip), record.get(), owner, carriers));
       }
     });
   }
@@ -285,48 +284,64 @@ public final class AllocationReconciler {
         repairs.add(store.reserve(new ReservationRequest(owner, List.of(), List.of(PortClaim.kept(port)), false))
             .thenCompose(reservation -> {
               PortAssignment assignment = reservation.ports().get(0);
-              if (!stillCarries(cluster.carryingNodePort(port), first)) {
-                return assignment.alreadyHeld() ? CompletableFuture.completedFuture(false)
-                    : giveBackNodePort(port, owner);
-              }
-              if (assignment.unrecorded() == null && !assignment.alreadyHeld()) {
-                reportOnce(first, "PortNotAllocated", "Port " + port + " is not allocated; repairing");
-                metrics.repair("nodeport", "not_allocated");
-                return CompletableFuture.completedFuture(true);
-              }
-              return store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), null, owner);
+              boolean stored = assignment.unrecorded() == null && !assignment.alreadyHeld();
+              return unlessGone(first, nodePort(port), owner, stored, () -> {
+                if (stored) {
+                  reportOnce(first, "PortNotAllocated", "Port " + port + " is not allocated; repairing");
+                  metrics.repair("nodeport", "not_allocated");
+                  return CompletableFuture.completedFuture(true);
+                }
+                return store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), null, owner);
+              });
             }));
       } else if (!record.get().equals(owner)) {
-        repairs.add(adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), record.get(), owner, carriers, "nodeport")
-            .thenCompose(adopted -> adopted && !stillCarries(cluster.carryingNodePort(port), first)
-                ? giveBackNodePort(port, owner) : CompletableFuture.completedFuture(adopted)));
+        repairs.add(adopt(nodePort(port), record.get(), owner, carriers));
       }
     });
   }
 
+  /** A value a pass repairs: its kind, as the store and the metrics name it, and who carries it now. */
+  private record Repaired(RangeKey.Kind kind, String metricKind, String value, Supplier<List<Service>> carriersNow,
+      Function<Holder, CompletableFuture<Boolean>> takeBack) {
+  }
+
+  private Repaired clusterIp(IpAddress ip) {
+    return new Repaired(RangeKey.Kind.SERVICE_IPS, "clusterip", ip.toString(), () -> cluster.carrying(ip),
+        owner -> store.releaseIpHeldExactlyBy(ip, owner));
+  }
+
+  private Repaired nodePort(int port) {
+    return new Repaired(RangeKey.Kind.NODE_PORTS, "nodeport", String.valueOf(port),
+        () -> cluster.carryingNodePort(port), owner -> store.releaseNodePortHeldExactlyBy(port, owner));
+  }
+
   /**
-   * Whether a Service the pass began with still carries the value now. The pass works from a
-   * snapshot of the Services; one deleted while it ran had its values freed by the delete's event,
-   * possibly before this pass's repair stored them again for it. The informers drop an object
-   * before they deliver its delete, so a repair stored before this check that the delete's
-   * release has not undone is caught here, and one the check lets through comes before that
-   * release in the store's queue.
+   * After a repair for a Service the pass began with: {@code then} when the Service still carries
+   * the value. The pass works from a snapshot of the Services, and one deleted while it ran had its
+   * values freed by its delete's event, maybe just before the repair stored them again for it. The
+   * informers drop an object before they deliver its delete, so a repair this check finds gone is
+   * taken back (only while the repair's own holder, uid included, holds the value, and only when no
+   * other Service carries it: the next pass names that one), and one it lets through comes before
+   * the delete's release in the store's queue. Nothing is reported for a Service that went away.
+   *
+   * @param stored whether the repair changed the store (else there is nothing to take back)
    */
-  private static boolean stillCarries(List<Service> carryingNow, Service carrier) {
-    String uid = carrier.getMetadata().getUid();
-    return carryingNow.stream().anyMatch(s -> Objects.equals(s.getMetadata().getUid(), uid));
+  private CompletableFuture<Boolean> unlessGone(Service carrier, Repaired value, Holder owner, boolean stored,
+      Supplier<CompletableFuture<Boolean>> then) {
+    List<Service> carriersNow = value.carriersNow().get();
+    if (carriersNow.stream().anyMatch(s -> sameUid(s, carrier))) {
+      return then.get();
+    }
+    if (!stored || !carriersNow.isEmpty()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    log.debug("{} {}: {} went away while this pass repaired it; taking the repair back", value.kind(),
+        value.value(), owner);
+    return value.takeBack().apply(owner).thenApply(freed -> false);
   }
 
-  /** Frees a ClusterIP a repair stored for a Service that went away meanwhile. */
-  private CompletableFuture<Boolean> giveBackIp(IpAddress ip, Holder owner) {
-    log.debug("Cluster IP {}: {} went away while this pass repaired it; freeing it again", ip, owner);
-    return store.releaseIp(ip, owner).thenApply(freed -> false);
-  }
-
-  /** Frees a NodePort a repair stored for a Service that went away meanwhile. */
-  private CompletableFuture<Boolean> giveBackNodePort(int port, Holder owner) {
-    log.debug("NodePort {}: {} went away while this pass repaired it; freeing it again", port, owner);
-    return store.releaseNodePort(port, owner).thenApply(freed -> false);
+  private static boolean sameUid(HasMetadata a, HasMetadata b) {
+    return Objects.equals(a.getMetadata().getUid(), b.getMetadata().getUid());
   }
 
   /**
@@ -335,23 +350,24 @@ public final class AllocationReconciler {
    * it had a name). A record made at CREATE, without the uid, already names the object: filling
    * the uid in would cost a write per Service for nothing.
    */
-  private CompletableFuture<Boolean> adopt(RangeKey.Kind kind, String value, Holder record, Holder owner,
-      List<Service> carriers, String metricKind) {
+  private CompletableFuture<Boolean> adopt(Repaired value, Holder record, Holder owner, List<Service> carriers) {
     if (record.isSameObject(owner) || carriers.stream().anyMatch(s -> Carried.holder(s).equals(record))) {
       return CompletableFuture.completedFuture(false);  // its own, or a duplicate reported above
     }
-    Long reserved = record.isReservedAhead() ? reservedAheadSince.get(kind + "/" + value) : null;
+    Long reserved = record.isReservedAhead() ? reservedAheadSince.get(value.kind() + "/" + value.value()) : null;
     if (reserved != null && clock.instant().getEpochSecond() - reserved < grace.toSeconds()) {
       // Handed out by the replica that reserved it, which names the holder itself in a moment.
       return CompletableFuture.completedFuture(false);
     }
-    return store.adopt(kind, value, record, owner).thenApply(adopted -> {
-      if (adopted) {
-        metrics.repair(metricKind, "holder");
-        log.info("{} {} was recorded for {}, which does not carry it; {} does", kind, value, record, owner);
-      }
-      return adopted;
-    });
+    Service first = carriers.get(0);
+    return store.adopt(value.kind(), value.value(), record, owner)
+        .thenCompose(adopted -> !adopted ? CompletableFuture.completedFuture(false)
+            : unlessGone(first, value, owner, true, () -> {
+              metrics.repair(value.metricKind(), "holder");
+              log.info("{} {} was recorded for {}, which does not carry it; {} does", value.kind(), value.value(),
+                  record, owner);
+              return CompletableFuture.completedFuture(true);
+            }));
   }
 
   private void repairPodCidrs(List<CompletableFuture<?>> repairs) {
@@ -366,17 +382,20 @@ public final class AllocationReconciler {
       if (blocks.isEmpty() || held.containsKey(node.getMetadata().getName())) {
         continue;
       }
+      String name = node.getMetadata().getName();
       repairs.add(store.recordPodCidrs(NodePodCidrs.view(node), blocks).handle((allocation, failure) -> {
-        if (failure == null && cluster.node(node.getMetadata().getName()).isEmpty()) {
-          // Deleted while this pass ran (see stillCarries): its delete may have freed them already.
-          // Held by name, as the delete's release frees them.
-          store.releasePodCidrs(node.getMetadata().getName());
-          return false;
+        if (failure == null && cluster.node(name).isEmpty()) {
+          // Deleted while this pass ran (see unlessGone): its delete may have freed them already.
+          // Blocks are held by the node's name, which nothing carries now.
+          return store.releasePodCidrs(name).thenApply(freed -> false);
+        }
+        if (failure == null && !cluster.node(name).map(now -> sameUid(now, node)).orElse(false)) {
+          return CompletableFuture.completedFuture(false);  // another node of its name: the next pass
         }
         if (failure == null) {
           reportOnce(node, "CIDRNotAllocated", "Pod CIDRs " + blocks + " were not allocated; repairing");
           metrics.repair("podcidr", "not_allocated");
-          return true;
+          return CompletableFuture.completedFuture(true);
         }
         Throwable cause = Failures.cause(failure);
         if (cause instanceof PodCidrUnavailableException unavailable) {
@@ -385,10 +404,10 @@ public final class AllocationReconciler {
               + unavailable.getMessage())) {
             metrics.repair("podcidr", collision ? "duplicate" : "out_of_range");
           }
-          return false;
+          return CompletableFuture.completedFuture(false);
         }
         throw Failures.rethrowable(cause);
-      }));
+      }).thenCompose(outcome -> outcome));
     }
   }
 

@@ -334,6 +334,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
+  public CompletableFuture<Boolean> releaseIpHeldExactlyBy(IpAddress address, Holder holder) {
+    return committer.submit("the release of " + address, null, e -> e.releaseIpHeldExactlyBy(address, holder));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> releaseNodePortHeldExactlyBy(int port, Holder holder) {
+    return committer.submit("the release of NodePort " + port, null, e -> e.releaseNodePortHeldExactlyBy(port, holder));
+  }
+
+  @Override
   public CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
     return committer.submit("the release of " + address, null, e -> e.releaseLeakedIp(address, holder, heldSince));
   }

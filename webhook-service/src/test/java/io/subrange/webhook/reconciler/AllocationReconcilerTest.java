@@ -31,6 +31,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -179,7 +180,7 @@ class AllocationReconcilerTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 1);
     // The store takes the pass's repairs only after the Service is deleted and its informer
     // delivered the delete: the delete's release, which found nothing to free, came first.
-    AllocationStore racing = deleteBeforeEachReserve(store, () -> {
+    AllocationStore racing = beforeFirstReserve(store, () -> {
       client.resource(gone).delete();
       await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().isEmpty());
     });
@@ -193,6 +194,35 @@ class AllocationReconcilerTest {
     assertThat(events(gone)).isEmpty();
     assertThat(metrics.repairs("clusterip", "not_allocated")).isZero();
     assertThat(metrics.repairs("nodeport", "not_allocated")).isZero();
+  }
+
+  /**
+   * The same race, with the Service deleted after the pass stored its repair and a new Service of
+   * the same name created at once with the same ClusterIP (kubectl replace --force): the value is
+   * recorded for the new one without a uid, as at any create, and taking the repair back must not
+   * free it.
+   */
+  @Test
+  void takingARepairBackLeavesTheValueToANewServiceOfTheSameName() {
+    startWatching();
+    reconciler.rebuildMissing();
+    Service gone = service("default", "web", "10.96.0.30", null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 1);
+    AllocationStore racing = afterFirstReserve(store, () -> {
+      client.resource(gone).delete();
+      await().atMost(Duration.ofSeconds(10)).until(() -> store.holderOf(IpAddress.parse("10.96.0.30")).isEmpty());
+      // What the webhook records when the new one is created: its name, no uid yet.
+      store.reserve(ReservationRequest.ips(Holder.service("default", "web", ""),
+          List.of(IpClaim.specific(IpAddress.parse("10.96.0.30"))), false)).join();
+    });
+    AllocationReconciler reconciling = new AllocationReconciler(racing, rebuildable, cluster,
+        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
+
+    reconciling.compare();
+
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.30"))).as("the new Service's")
+        .contains(Holder.service("default", "web", ""));
+    assertThat(events(gone)).isEmpty();
   }
 
   @Test
@@ -290,8 +320,8 @@ class AllocationReconcilerTest {
     assertThat(client.nodes().withName("raced").get().getSpec().getPodCIDRs()).containsExactly("10.244.9.0/24");
   }
 
-  /** The store, with {@code first} run once before the first reservation is passed on. */
-  private static AllocationStore deleteBeforeEachReserve(AllocationStore store, Runnable first) {
+  /** The store, with {@code first} run once, before the first reservation is passed on. */
+  private static AllocationStore beforeFirstReserve(AllocationStore store, Runnable first) {
     AtomicBoolean ran = new AtomicBoolean();
     return (AllocationStore) Proxy.newProxyInstance(AllocationStore.class.getClassLoader(),
         new Class<?>[] {AllocationStore.class}, (proxy, method, args) -> {
@@ -303,6 +333,25 @@ class AllocationReconcilerTest {
           } catch (InvocationTargetException e) {
             throw e.getCause();
           }
+        });
+  }
+
+  /** The store, with {@code then} run once, after the first reservation was stored. */
+  private static AllocationStore afterFirstReserve(AllocationStore store, Runnable then) {
+    AtomicBoolean ran = new AtomicBoolean();
+    return (AllocationStore) Proxy.newProxyInstance(AllocationStore.class.getClassLoader(),
+        new Class<?>[] {AllocationStore.class}, (proxy, method, args) -> {
+          Object result;
+          try {
+            result = method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          if (method.getName().equals("reserve") && ran.compareAndSet(false, true)) {
+            ((CompletableFuture<?>) result).join();
+            then.run();
+          }
+          return result;
         });
   }
 

@@ -175,8 +175,8 @@ final class CostScenario {
    *
    * <p>The JVMs compile (C1 only, as deployed) for thousands of creates after they start: with
    * one round of warm-up, three replicas compiled about 2,000 methods during the measured run of
-   * 1,500 creates, and perf showed a third of their samples in the interpreter and their compiler
-   * threads at 0.34 ms per create (docs/performance.md, "Eighth round"). A pod that has run for a
+   * 1,500 creates, and perf showed up to a third of their samples in the interpreter and their
+   * compiler threads at 0.34 ms per create (docs/performance.md, "Eighth round"). A pod that has run for a
    * while has none of that, so each round creates {@code services} Services and deletes them, and
    * a replica of three gets three times the rounds.
    *
@@ -231,11 +231,12 @@ final class CostScenario {
       }
       CpuUse beforeDeletes = CpuUse.sample(processes);
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
-      if (subrange != null && warmUpRounds > 0) {
+      boolean untilFreed = subrange != null && warmUpRounds > 0;
+      if (untilFreed) {
         // Back to an empty store for what runs next (not after the held run: the held stay).
         awaitDeletesFreed(subrange);
       }
-      System.out.printf("   %-11s deletes until freed, CPU: %s%n", "",
+      System.out.printf("   %-11s deletes%s, CPU: %s%n", "", untilFreed ? " until freed" : "",
           CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
       return new Measured(report, cpu);
     }

@@ -55,7 +55,7 @@ class ThreadCpuTest {
     String described = ThreadCpu.sample(self).describeSince(before, 1);
     Matcher ended = Pattern.compile(ThreadCpu.ENDED + " (\\d+\\.\\d+)").matcher(described);
     assertThat(ended.find()).as(described).isTrue();
-    // its 300 ms, less rounding: each live thread's time is whole ticks, the process's is not
+    // its 300 ms, less rounding: the process's and each live thread's times are whole ticks apiece
     assertThat(Double.parseDouble(ended.group(1))).isGreaterThanOrEqualTo(250.0);
   }
 

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
@@ -278,14 +279,9 @@ final class CostScenario {
 
   /** Waits until the store names no holder whose name starts so (values reserved ahead aside). */
   private static void awaitReleased(ReplicatedCluster cluster, String holderPrefix) {
-    boolean released = Processes.pollUntil(Duration.ofSeconds(60), 250, () -> {
-      StoredAllocations stored = cluster.stored();
-      return stored.clusterIps().values().stream().noneMatch(h -> h.startsWith(holderPrefix))
-          && stored.nodePorts().values().stream().noneMatch(h -> h.startsWith(holderPrefix));
-    });
-    if (!released) {
-      System.out.printf("   (the store still named holders %s* 60 s after their deletes)%n", holderPrefix);
-    }
+    awaitStored(cluster, Duration.ofSeconds(60), "named holders " + holderPrefix + "* after their deletes",
+        stored -> stored.clusterIps().values().stream().noneMatch(h -> h.startsWith(holderPrefix))
+            && stored.nodePorts().values().stream().noneMatch(h -> h.startsWith(holderPrefix)));
   }
 
   /**
@@ -293,12 +289,15 @@ final class CostScenario {
    * reconciler frees what deleted Services carried, shortly after.
    */
   private static void awaitDeletesFreed(ReplicatedCluster cluster) {
-    boolean freed = Processes.pollUntil(Duration.ofSeconds(120), 500, () -> {
-      StoredAllocations stored = cluster.stored();
-      return stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(Set.of(API_SERVER_SERVICE_IP));
-    });
-    if (!freed) {
-      System.out.println("   (the store still held values of deleted Services after 120 s)");
+    awaitStored(cluster, Duration.ofSeconds(120), "held values of deleted Services",
+        stored -> stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(Set.of(API_SERVER_SERVICE_IP)));
+  }
+
+  /** Polls the stored state until {@code done}; says so when {@code limit} passes first. */
+  private static void awaitStored(ReplicatedCluster cluster, Duration limit, String stillWhat,
+      Predicate<StoredAllocations> done) {
+    if (!Processes.pollUntil(limit, 250, () -> done.test(cluster.stored()))) {
+      System.out.printf("   (the store still %s %d s later)%n", stillWhat, limit.toSeconds());
     }
   }
 

@@ -46,19 +46,22 @@ final class ThreadCpu {
   private record Used(String kind, long ticks, long started) {
   }
 
-  /** By "pid/tid/start time" (a tid can be reused). */
-  private final Map<String, Used> threads;
+  /** A thread: its process, its id, and when it started (ids are reused). */
+  private record ThreadId(long pid, String tid, long started) {
+  }
+
+  private final Map<ThreadId, Used> threads;
   /** Each process's own account, which keeps what its ended threads used, by pid. */
   private final Map<Long, Long> processTicks;
 
-  private ThreadCpu(Map<String, Used> threads, Map<Long, Long> processTicks) {
+  private ThreadCpu(Map<ThreadId, Used> threads, Map<Long, Long> processTicks) {
     this.threads = threads;
     this.processTicks = processTicks;
   }
 
   /** What the processes' threads have used so far. */
   static ThreadCpu sample(List<ProcessHandle> processes) {
-    Map<String, Used> threads = new LinkedHashMap<>();
+    Map<ThreadId, Used> threads = new LinkedHashMap<>();
     Map<Long, Long> processTicks = new LinkedHashMap<>();
     for (ProcessHandle process : processes) {
       Path proc = Path.of("/proc", Long.toString(process.pid()));
@@ -71,7 +74,7 @@ final class ThreadCpu {
         for (Path task : tasks) {
           Used used = read(task.resolve("stat"));
           if (used != null) {
-            threads.put(process.pid() + "/" + task.getFileName() + "/" + used.started(), used);
+            threads.put(new ThreadId(process.pid(), task.getFileName().toString(), used.started()), used);
           }
         }
       } catch (IOException | RuntimeException e) {
@@ -130,7 +133,7 @@ final class ThreadCpu {
       Used then = before.threads.get(id);
       long used = now.ticks() - (then == null ? 0 : then.ticks());
       byKind.merge(now.kind(), used, Long::sum);
-      aliveByProcess.merge(Long.parseLong(id.substring(0, id.indexOf('/'))), used, Long::sum);
+      aliveByProcess.merge(id.pid(), used, Long::sum);
     });
     // Only for processes in both samples: one that started or ended in between has no difference.
     long ended = 0;

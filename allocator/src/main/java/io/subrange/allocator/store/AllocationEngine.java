@@ -496,18 +496,20 @@ public final class AllocationEngine {
   }
 
   private boolean releaseIp(IpAddress address, Holder holder, long heldSince) {
+    return loadedAddressHolders(address).release(address, holder, heldSince);
+  }
+
+  /** The holders of the address's family, for a release; refused while one of its ranges is not loaded. */
+  private HolderLedger<IpAddress> loadedAddressHolders(IpAddress address) {
     if (unknown.isUnknown(address.family())) {
       throw unknown.notLoaded(unknown.firstUnknown(address.family()));
     }
-    return addressHolders.get(address.family()).release(address, holder, heldSince);
+    return addressHolders.get(address.family());
   }
 
   /** Frees a ClusterIP, as {@link AllocationStore#releaseIpHeldExactlyBy} describes. */
   public synchronized boolean releaseIpHeldExactlyBy(IpAddress address, Holder holder) {
-    if (unknown.isUnknown(address.family())) {
-      throw unknown.notLoaded(unknown.firstUnknown(address.family()));
-    }
-    return addressHolders.get(address.family()).releaseIfHeldExactlyBy(address, holder);
+    return loadedAddressHolders(address).releaseIfHeldExactlyBy(address, holder);
   }
 
   /**
@@ -524,19 +526,21 @@ public final class AllocationEngine {
     return releaseNodePort(port, holder, heldSince);
   }
 
-  /** Frees a NodePort, as {@link AllocationStore#releaseIpHeldExactlyBy} describes. */
+  /** Frees a NodePort, as {@link AllocationStore#releaseNodePortHeldExactlyBy} describes. */
   public synchronized boolean releaseNodePortHeldExactlyBy(int port, Holder holder) {
-    if (unknown.contains(RangeKey.nodePorts())) {
-      throw unknown.notLoaded(RangeKey.nodePorts());
-    }
-    return portHolders.releaseIfHeldExactlyBy(port, holder);
+    return loadedPortHolders().releaseIfHeldExactlyBy(port, holder);
   }
 
   private boolean releaseNodePort(int port, Holder holder, long heldSince) {
+    return loadedPortHolders().release(port, holder, heldSince);
+  }
+
+  /** The NodePorts' holders, for a release; refused while the NodePort range is not loaded. */
+  private HolderLedger<Integer> loadedPortHolders() {
     if (unknown.contains(RangeKey.nodePorts())) {
       throw unknown.notLoaded(RangeKey.nodePorts());
     }
-    return portHolders.release(port, holder, heldSince);
+    return portHolders;
   }
 
   /**

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
  * Who holds each value of one kind (the addresses of one IP family, or the NodePorts), since
@@ -140,11 +141,7 @@ final class HolderLedger<V> {
    * @return whether it was freed
    */
   boolean release(V value, Holder holder, long heldSince) {
-    if (!space.isTaken(value) || !stillHeldAsSeen(holders.get(value), holder, heldSince)) {
-      return false;
-    }
-    free(value);
-    return true;
+    return freeIf(value, current -> stillHeldAsSeen(current, holder, heldSince));
   }
 
   /**
@@ -155,8 +152,12 @@ final class HolderLedger<V> {
    * @return whether it was freed
    */
   boolean releaseIfHeldExactlyBy(V value, Holder holder) {
-    Held current = holders.get(value);
-    if (!space.isTaken(value) || current == null || !current.holder().equals(holder)) {
+    return freeIf(value, current -> current != null && current.holder().equals(holder));
+  }
+
+  /** Frees {@code value} when it is taken and its record (null: none) passes {@code mayFree}. */
+  private boolean freeIf(V value, Predicate<Held> mayFree) {
+    if (!space.isTaken(value) || !mayFree.test(holders.get(value))) {
       return false;
     }
     free(value);

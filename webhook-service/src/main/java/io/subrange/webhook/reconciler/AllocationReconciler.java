@@ -246,15 +246,8 @@ public final class AllocationReconciler {
             .thenCompose(reservation -> {
               IpAssignment assignment = reservation.ips().get(0);
               boolean stored = assignment.unrecorded() == null && !assignment.alreadyHeld();
-              return unlessGone(first, clusterIp(ip), owner, stored, () -> {
-                if (stored) {
-                  reportOnce(first, "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
-                  metrics.repair("clusterip", "not_allocated");
-                  return CompletableFuture.completedFuture(true);
-                }
-                // Taken without a holder on record (a rebuild from an older format): name the owner.
-                return store.adopt(RangeKey.Kind.SERVICE_IPS, ip.toString(), null, owner);
-              });
+              return recorded(clusterIp(ip), first, owner, stored,
+                  "ClusterIPNotAllocated", "Cluster IP " + ip + " is not allocated; repairing");
             }));
       } else if (!record.get().equals(owner)) {
         repairs.add(adopt(clusterIp(ip), record.get(), owner, carriers));
@@ -285,14 +278,8 @@ public final class AllocationReconciler {
             .thenCompose(reservation -> {
               PortAssignment assignment = reservation.ports().get(0);
               boolean stored = assignment.unrecorded() == null && !assignment.alreadyHeld();
-              return unlessGone(first, nodePort(port), owner, stored, () -> {
-                if (stored) {
-                  reportOnce(first, "PortNotAllocated", "Port " + port + " is not allocated; repairing");
-                  metrics.repair("nodeport", "not_allocated");
-                  return CompletableFuture.completedFuture(true);
-                }
-                return store.adopt(RangeKey.Kind.NODE_PORTS, String.valueOf(port), null, owner);
-              });
+              return recorded(nodePort(port), first, owner, stored,
+                  "PortNotAllocated", "Port " + port + " is not allocated; repairing");
             }));
       } else if (!record.get().equals(owner)) {
         repairs.add(adopt(nodePort(port), record.get(), owner, carriers));
@@ -313,6 +300,23 @@ public final class AllocationReconciler {
   private Repaired nodePort(int port) {
     return new Repaired(RangeKey.Kind.NODE_PORTS, "nodeport", String.valueOf(port),
         () -> cluster.carryingNodePort(port), owner -> store.releaseNodePortHeldExactlyBy(port, owner));
+  }
+
+  /**
+   * After the store was asked to hold a value a Service carries and it had no record of: reported
+   * when this recorded it ({@code stored}); else the value was held already, or taken without a
+   * holder on record (a rebuild from an older format), and the Service is named its holder.
+   */
+  private CompletableFuture<Boolean> recorded(Repaired value, Service carrier, Holder owner, boolean stored,
+      String reason, String message) {
+    return unlessGone(carrier, value, owner, stored, () -> {
+      if (!stored) {
+        return store.adopt(value.kind(), value.value(), null, owner);
+      }
+      reportOnce(carrier, reason, message);
+      metrics.repair(value.metricKind(), "not_allocated");
+      return CompletableFuture.completedFuture(true);
+    });
   }
 
   /**
@@ -384,12 +388,13 @@ public final class AllocationReconciler {
       }
       String name = node.getMetadata().getName();
       repairs.add(store.recordPodCidrs(NodePodCidrs.view(node), blocks).handle((allocation, failure) -> {
-        if (failure == null && cluster.node(name).isEmpty()) {
+        Optional<Node> now = failure == null ? cluster.node(name) : Optional.empty();
+        if (failure == null && now.isEmpty()) {
           // Deleted while this pass ran (see unlessGone): its delete may have freed them already.
           // Blocks are held by the node's name, which nothing carries now.
           return store.releasePodCidrs(name).thenApply(freed -> false);
         }
-        if (failure == null && !cluster.node(name).map(now -> sameUid(now, node)).orElse(false)) {
+        if (failure == null && !sameUid(now.get(), node)) {
           return CompletableFuture.completedFuture(false);  // another node of its name: the next pass
         }
         if (failure == null) {

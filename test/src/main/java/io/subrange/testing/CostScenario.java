@@ -38,7 +38,8 @@ final class CostScenario {
   private static final String HELD = "held-run";
 
   /** The command line's options, with the scenario's defaults. */
-  record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds) {
+  record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds,
+      int warmUpLimit) {
 
     static Options from(Map<String, String> options) {
       List<Integer> prefixes = Arrays.stream(options.getOrDefault("ranges", "12,16").split(","))
@@ -47,18 +48,44 @@ final class CostScenario {
           Integer.parseInt(options.getOrDefault("clients", "16").split(",")[0]),
           Integer.parseInt(options.getOrDefault("held", "20000")), prefixes,
           Integer.parseInt(options.getOrDefault("replicas", "3")),
-          Integer.parseInt(options.getOrDefault("warm-up-rounds", "3")));
+          Integer.parseInt(options.getOrDefault("warm-up-rounds", "3")),
+          Integer.parseInt(options.getOrDefault("warm-up-limit", "12")));
     }
 
     Options {
       if (warmUpRounds < 1) {
         throw new IllegalArgumentException("--warm-up-rounds is at least 1, not " + warmUpRounds);
       }
+      if (warmUpLimit < warmUpRounds) {
+        throw new IllegalArgumentException("--warm-up-limit is at least --warm-up-rounds (" + warmUpRounds
+            + "), not " + warmUpLimit);
+      }
+    }
+
+    WarmUp warmUp() {
+      return new WarmUp(warmUpRounds, warmUpLimit);
     }
 
     /** The range the held Services go in: /12 if measured, else the widest. */
     int heldPrefix() {
       return prefixes.contains(12) ? 12 : Collections.min(prefixes);
+    }
+  }
+
+  /**
+   * Rounds of creates and deletes before a measured run: at least {@code min}, then more until
+   * the JIT has settled (its threads under {@link #SETTLED_JIT_MILLIS} per create in a round), at
+   * most {@code limit}.
+   */
+  record WarmUp(int min, int limit) {
+
+    static final WarmUp NONE = new WarmUp(0, 0);
+    /** ms of compiler threads' CPU per create and delete in a round, summed over the measured JVMs. */
+    static final double SETTLED_JIT_MILLIS = 0.03;
+
+    /** For R replicas: each serves about an Rth of a round, so R times the rounds. */
+    WarmUp times(int replicas) {
+      return new WarmUp(min * replicas, limit * replicas);
     }
   }
 
@@ -125,27 +152,27 @@ final class CostScenario {
     try (ControlPlane plane = ControlPlane.start(repo, range, flags, workDir);
          KubernetesClient admin = plane.client()) {
       Config config = plane.config();
-      results.put(BUILT_IN, run(config, BUILT_IN, options.warmUpRounds(), Map.of(), null));
+      results.put(BUILT_IN, run(config, BUILT_IN, options.warmUp(), Map.of(), null));
       results.put(NO_OP, noOp(config, admin, workDir));
       ReplicatedCluster.Settings settings = ReplicatedCluster.Settings.defaults().withServiceCidrs(range);
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("one-replica"),
           settings.withWebhooks(1))) {
         // The next cluster starts from the store this one leaves (run leaves it as it found it),
         // and registers under the same names: let nothing call this one's address once it is gone.
-        results.put(ONE, run(config, ONE, options.warmUpRounds(), CpuUse.processes(cluster), cluster));
+        results.put(ONE, run(config, ONE, options.warmUp(), CpuUse.processes(cluster), cluster));
         checkNothingRepaired(cluster, prefix, ONE);
         cluster.unregisterWebhooks();
       }
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
           settings.withWebhooks(options.replicas()))) {
         // Each replica serves about a third of the creates: as many rounds each as one replica gets.
-        results.put(REPLICAS, run(config, REPLICAS, options.warmUpRounds() * options.replicas(),
+        results.put(REPLICAS, run(config, REPLICAS, options.warmUp().times(options.replicas()),
             CpuUse.processes(cluster), cluster));
         checkNothingRepaired(cluster, prefix, REPLICAS);
         if (prefix == options.heldPrefix() && options.held() > 0) {
           hold(config);
           // No warm-up: the JVMs have just admitted every held Service.
-          results.put(HELD, run(config, HELD, 0, CpuUse.processes(cluster), cluster));
+          results.put(HELD, run(config, HELD, WarmUp.NONE, CpuUse.processes(cluster), cluster));
           checkNothingRepaired(cluster, prefix, HELD);
         }
         LoadHarness.printStoreMetrics(cluster);
@@ -162,7 +189,7 @@ final class CostScenario {
       WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
       Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
       processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
-      Measured measured = run(config, NO_OP, options.warmUpRounds(), processes, null);
+      Measured measured = run(config, NO_OP, options.warmUp(), processes, null);
       System.out.println("   " + noOp.describe());
       // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
       WebhookRegistration.unregister(admin, noOp::serviceCreates);
@@ -174,12 +201,14 @@ final class CostScenario {
    * Warm-up rounds, then at once a measured run, in namespace {@code label-clients}; the
    * measured run's Services are deleted afterwards.
    *
-   * <p>The JVMs compile (C1 only, as deployed) for thousands of creates after they start: with
-   * one round of warm-up, three replicas compiled about 2,000 methods during the measured run of
-   * 1,500 creates, and perf showed up to a third of their samples in the interpreter and their
-   * compiler threads at 0.34 ms per create (docs/performance.md, "Eighth round"). A pod that has run for a
-   * while has none of that, so each round creates {@code services} Services and deletes them, and
-   * a replica of three gets three times the rounds.
+   * <p>The JVMs compile for thousands of creates after they start. With one round of warm-up and
+   * C1 only, three replicas compiled about 2,000 methods during the measured run of 1,500
+   * creates, and perf showed up to a third of their samples in the interpreter and their compiler
+   * threads at 0.34 ms per create (docs/performance.md, "Eighth round"); with C2, as deployed now,
+   * its compiles go on for longer. A pod that has run for a while has none of that, so each round
+   * creates {@code services} Services and deletes them, and rounds go on until the measured JVMs'
+   * compiler threads have settled ({@link WarmUp}). Whatever they still compile in the measured
+   * run counts in it.
    *
    * <p>After each round's deletes the run waits only until the reconciler has freed what the
    * Services held, not for the values the replicas reserved ahead and did not hand out (their
@@ -188,19 +217,25 @@ final class CostScenario {
    * longer than its client keeps them (90 s): the measured run then began with TLS handshakes,
    * on connections the balancer could hand to a replica that had served none of the warm-up.
    *
-   * @param warmUpRounds rounds of {@code services} creates and deletes before the measured run
+   * @param warmUp rounds of {@code services} creates and deletes before the measured run
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
    * @param subrange the subrange deployment being measured; null for the built-in and the no-op
    */
-  private Measured run(Config config, String label, int warmUpRounds, Map<String, List<ProcessHandle>> processes,
+  private Measured run(Config config, String label, WarmUp warmUp, Map<String, List<ProcessHandle>> processes,
       ReplicatedCluster subrange) {
     int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
       ControlPlane.ensureNamespace(load, namespace);
-      for (int round = 1; round <= warmUpRounds; round++) {
-        String prefix = "warm" + round;
+      List<ProcessHandle> jvms = jvms(processes);
+      List<String> compiling = new ArrayList<>();
+      int rounds = 0;
+      boolean settled = false;
+      while (rounds < warmUp.limit() && !(settled && rounds >= warmUp.min())) {
+        rounds++;
+        String prefix = "warm" + rounds;
+        ThreadCpu before = ThreadCpu.sample(jvms);
         ServiceLoad.create(load, namespace, prefix, services, clients, done -> { });
         ServiceLoad.deleteAll(load, namespace, prefix, clients);
         if (subrange != null) {
@@ -208,9 +243,17 @@ final class CostScenario {
           // let that be over before the next round, and before the measured run.
           awaitReleased(subrange, namespace + "/" + prefix + "-");
         }
+        // Compiler threads the JVM stopped during the round land in "threads that ended".
+        Map<String, Double> byKind = ThreadCpu.sample(jvms).millisPerCreateSince(before, services);
+        double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + byKind.getOrDefault(ThreadCpu.ENDED, 0.0);
+        compiling.add(String.format("%.2f", jit));
+        settled = jit <= WarmUp.SETTLED_JIT_MILLIS;
       }
-      if (warmUpRounds > 0) {
-        System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes%n", "", warmUpRounds, services);
+      if (rounds > 0) {
+        System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes, %s; JIT ms per create and"
+                + " delete by round: %s%n", "", rounds, services,
+            jvms.isEmpty() ? "no JVM to settle" : settled ? "JIT settled" : "JIT NOT settled (still compiling)",
+            String.join(" ", compiling));
       }
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
@@ -232,7 +275,7 @@ final class CostScenario {
       }
       CpuUse beforeDeletes = CpuUse.sample(processes);
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
-      boolean untilFreed = subrange != null && warmUpRounds > 0;
+      boolean untilFreed = subrange != null && rounds > 0;
       if (untilFreed) {
         // Back to an empty store for what runs next (not after the held run: the held stay).
         awaitDeletesFreed(subrange);
@@ -241,6 +284,13 @@ final class CostScenario {
           CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
       return new Measured(report, cpu);
     }
+  }
+
+  /** The JVMs among the measured processes: subrange's, or the no-op webhook. */
+  private static List<ProcessHandle> jvms(Map<String, List<ProcessHandle>> processes) {
+    return processes.entrySet().stream()
+        .filter(e -> Set.of(CpuUse.WEBHOOKS, CpuUse.RECONCILER, CpuUse.NO_OP).contains(e.getKey()))
+        .flatMap(e -> e.getValue().stream()).toList();
   }
 
   /** The measured processes' pids by part, as "part=pid,pid; part=pid". */

@@ -40,14 +40,15 @@ public final class LoadHarness {
     return """
         usage: test/scripts/load <replicas|cost|all> [--services N] [--clients C] [--replicas R] [--kill]
                                  [--grace SECONDS] [--ranges P[,P...]] [--held H] [--warm-up-rounds W]
+                                 [--warm-up-limit L]
           replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
                      --kill kills one replica halfway; reclaim and delete-everything checks follow
           cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
                      clients (default 2000, 16) with the built-in allocation alone, a no-op webhook,
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
                      range) then H ClusterIP Services held (default 20000) and the R-replica run again.
-                     Each run follows W rounds of N creates and deletes (default 3; R times that for R
-                     replicas).
+                     Each run follows at least W rounds of N creates and deletes (default 3), more until the
+                     JVMs' JIT has settled, at most L (default 12); R times both for R replicas.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
                      at /16; p99 overhead <= 50 ms. About 25 minutes (--held 0: about 15)

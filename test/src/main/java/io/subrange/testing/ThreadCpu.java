@@ -29,6 +29,8 @@ final class ThreadCpu {
   /** Linux's USER_HZ: the unit of the stat file's times, 100 on every mainstream kernel. */
   private static final double MILLIS_PER_TICK = 10.0;
   static final String ENDED = "threads that ended";
+  /** The compiler threads, C1's and C2's. */
+  static final String JIT = "JIT";
 
   /** What the threads do, by the start of their names (as the kernel keeps them: 15 characters). */
   private static final List<Map.Entry<String, String>> KINDS = List.of(
@@ -36,8 +38,8 @@ final class ThreadCpu {
       Map.entry("subrange-store", "store"),  // the committer and the shard writer
       Map.entry("subrange-reconc", "reconciler passes"),
       Map.entry("vert.x-eventloo", "API client I/O"),
-      Map.entry("C1 CompilerThre", "JIT"),
-      Map.entry("C2 CompilerThre", "JIT"),
+      Map.entry("C1 CompilerThre", JIT),
+      Map.entry("C2 CompilerThre", JIT),
       Map.entry("VM Thread", "JVM"),
       Map.entry("VM Periodic", "JVM"),
       Map.entry("GC ", "JVM"));
@@ -124,8 +126,20 @@ final class ThreadCpu {
    * first, with the threads that ended in between as {@link #ENDED}; "" if unknown.
    */
   String describeSince(ThreadCpu before, long creates) {
+    return millisPerCreateSince(before, creates).entrySet().stream()
+        .filter(e -> e.getValue() > 0)
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .map(e -> String.format("%s %.2f", e.getKey(), e.getValue()))
+        .collect(Collectors.joining(", "));
+  }
+
+  /**
+   * ms of CPU per create since {@code before} by kind of thread, with the threads that ended in
+   * between as {@link #ENDED}; empty if unknown.
+   */
+  Map<String, Double> millisPerCreateSince(ThreadCpu before, long creates) {
     if (creates <= 0 || threads.isEmpty()) {
-      return "";
+      return Map.of();
     }
     Map<String, Long> byKind = new LinkedHashMap<>();
     Map<Long, Long> aliveByProcess = new LinkedHashMap<>();
@@ -144,10 +158,8 @@ final class ThreadCpu {
       }
     }
     byKind.put(ENDED, ended);
-    return byKind.entrySet().stream()
-        .filter(e -> e.getValue() > 0)
-        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-        .map(e -> String.format("%s %.2f", e.getKey(), e.getValue() * MILLIS_PER_TICK / creates))
-        .collect(Collectors.joining(", "));
+    Map<String, Double> perCreate = new LinkedHashMap<>();
+    byKind.forEach((kind, ticks) -> perCreate.put(kind, ticks * MILLIS_PER_TICK / creates));
+    return perCreate;
   }
 }

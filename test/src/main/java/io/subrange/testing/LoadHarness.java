@@ -51,7 +51,7 @@ public final class LoadHarness {
                      JVMs' JIT has settled, at most L (default 12); R times both for R replicas.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. About 25 minutes (--held 0: about 15)
+                     at /16; p99 overhead <= 50 ms. About 55 minutes (--held 0: about 50)
           overhead   the same as cost (its former name)
           all        replicas, then cost
         """;

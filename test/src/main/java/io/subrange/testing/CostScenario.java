@@ -44,12 +44,13 @@ final class CostScenario {
     static Options from(Map<String, String> options) {
       List<Integer> prefixes = Arrays.stream(options.getOrDefault("ranges", "12,16").split(","))
           .map(String::trim).map(p -> p.startsWith("/") ? p.substring(1) : p).map(Integer::parseInt).toList();
+      int warmUpRounds = Integer.parseInt(options.getOrDefault("warm-up-rounds", "3"));
       return new Options(Integer.parseInt(options.getOrDefault("services", "2000")),
           Integer.parseInt(options.getOrDefault("clients", "16").split(",")[0]),
           Integer.parseInt(options.getOrDefault("held", "20000")), prefixes,
           Integer.parseInt(options.getOrDefault("replicas", "3")),
-          Integer.parseInt(options.getOrDefault("warm-up-rounds", "3")),
-          Integer.parseInt(options.getOrDefault("warm-up-limit", "12")));
+          warmUpRounds,
+          Integer.parseInt(options.getOrDefault("warm-up-limit", String.valueOf(Math.max(12, warmUpRounds)))));
     }
 
     Options {
@@ -232,6 +233,7 @@ final class CostScenario {
       List<String> compiling = new ArrayList<>();
       int rounds = 0;
       boolean settled = false;
+      boolean measurable = false;
       while (rounds < warmUp.limit() && !(settled && rounds >= warmUp.min())) {
         rounds++;
         String prefix = "warm" + rounds;
@@ -243,17 +245,20 @@ final class CostScenario {
           // let that be over before the next round, and before the measured run.
           awaitReleased(subrange, namespace + "/" + prefix + "-");
         }
-        // Compiler threads the JVM stopped during the round land in "threads that ended".
+        // Compiler threads the JVM stopped during the round land in "threads that ended" (with
+        // any other thread that ended: an upper bound, never below nothing).
         Map<String, Double> byKind = ThreadCpu.sample(jvms).millisPerCreateSince(before, services);
-        double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + byKind.getOrDefault(ThreadCpu.ENDED, 0.0);
-        compiling.add(String.format("%.2f", jit));
-        settled = jit <= WarmUp.SETTLED_JIT_MILLIS;
+        measurable = !byKind.isEmpty();
+        double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + Math.max(0, byKind.getOrDefault(ThreadCpu.ENDED, 0.0));
+        compiling.add(String.format("%.3f", jit));
+        settled = jit < WarmUp.SETTLED_JIT_MILLIS;
       }
       if (rounds > 0) {
+        String state = jvms.isEmpty() ? "no JVM to settle"
+            : !measurable ? "JIT not measurable here (no /proc)"
+            : settled ? "JIT settled" : "JIT NOT settled (still compiling)";
         System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes, %s; JIT ms per create and"
-                + " delete by round: %s%n", "", rounds, services,
-            jvms.isEmpty() ? "no JVM to settle" : settled ? "JIT settled" : "JIT NOT settled (still compiling)",
-            String.join(" ", compiling));
+            + " delete by round: %s%n", "", rounds, services, state, String.join(" ", compiling));
       }
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);

@@ -48,10 +48,10 @@ public final class LoadHarness {
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
                      range) then H ClusterIP Services held (default 20000) and the R-replica run again.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
-                     JVMs' JIT has settled, at most L (default 12); R times both for R replicas.
+                     JVMs' JIT has settled, at most L (default 12, or W if larger); R times both for R replicas.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. About 55 minutes (--held 0: about 50)
+                     at /16; p99 overhead <= 50 ms. About 50 minutes (--held 0: about 45)
           overhead   the same as cost (its former name)
           all        replicas, then cost
         """;

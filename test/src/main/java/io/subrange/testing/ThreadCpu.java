@@ -20,9 +20,10 @@ import java.util.stream.Collectors;
  * <p>Threads are followed by id. A thread that ended between two samples is no longer in the
  * second, but its CPU stays in its process's own account ({@code /proc/<pid>/stat}): what the
  * process used beyond the threads still alive is reported as "threads that ended". The JVM
- * starts and stops C1 compiler threads as its queue grows and shrinks, and fabric8's executor
- * lets idle threads go after a minute, so both can land there. Each thread's time is whole ticks
- * (10 ms), so that figure is within a few hundredths of a millisecond per create.
+ * starts and stops compiler threads (C1's and C2's) as their queues grow and shrink, and
+ * fabric8's executor lets idle threads go after a minute, so both can land there. Each thread's
+ * time is whole ticks (10 ms), so that figure is within a few hundredths of a millisecond per
+ * create.
  */
 final class ThreadCpu {
 

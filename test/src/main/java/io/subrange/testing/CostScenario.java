@@ -229,37 +229,7 @@ final class CostScenario {
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
       ControlPlane.ensureNamespace(load, namespace);
-      List<ProcessHandle> jvms = jvms(processes);
-      List<String> compiling = new ArrayList<>();
-      int rounds = 0;
-      boolean settled = false;
-      boolean measurable = false;
-      while (rounds < warmUp.limit() && !(settled && rounds >= warmUp.min())) {
-        rounds++;
-        String prefix = "warm" + rounds;
-        ThreadCpu before = ThreadCpu.sample(jvms);
-        ServiceLoad.create(load, namespace, prefix, services, clients, done -> { });
-        ServiceLoad.deleteAll(load, namespace, prefix, clients);
-        if (subrange != null) {
-          // The reconciler frees them from the deletes' events, with writes every replica loads:
-          // let that be over before the next round, and before the measured run.
-          awaitReleased(subrange, namespace + "/" + prefix + "-");
-        }
-        // Compiler threads the JVM stopped during the round land in "threads that ended" (with
-        // any other thread that ended: an upper bound, never below nothing).
-        Map<String, Double> byKind = ThreadCpu.sample(jvms).millisPerCreateSince(before, services);
-        measurable = !byKind.isEmpty();
-        double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + Math.max(0, byKind.getOrDefault(ThreadCpu.ENDED, 0.0));
-        compiling.add(String.format("%.3f", jit));
-        settled = jit < WarmUp.SETTLED_JIT_MILLIS;
-      }
-      if (rounds > 0) {
-        String state = jvms.isEmpty() ? "no JVM to settle"
-            : !measurable ? "JIT not measurable here (no /proc)"
-            : settled ? "JIT settled" : "JIT NOT settled (still compiling)";
-        System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes, %s; JIT ms per create and"
-            + " delete by round: %s%n", "", rounds, services, state, String.join(" ", compiling));
-      }
+      int rounds = warmUp(load, namespace, warmUp, jvms(processes), subrange);
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
       ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
@@ -289,6 +259,45 @@ final class CostScenario {
           CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
       return new Measured(report, cpu);
     }
+  }
+
+  /**
+   * Rounds of creates and deletes until {@code warmUp} says stop, then one line on what the JIT
+   * did in each; returns the rounds run.
+   */
+  private int warmUp(KubernetesClient load, String namespace, WarmUp warmUp, List<ProcessHandle> jvms,
+      ReplicatedCluster subrange) {
+    List<String> compiling = new ArrayList<>();
+    boolean settled = false;
+    boolean measurable = false;
+    int rounds = 0;
+    while (rounds < warmUp.limit() && !(settled && rounds >= warmUp.min())) {
+      rounds++;
+      String prefix = "warm" + rounds;
+      ThreadCpu before = ThreadCpu.sample(jvms);
+      ServiceLoad.create(load, namespace, prefix, options.services(), options.clients(), done -> { });
+      ServiceLoad.deleteAll(load, namespace, prefix, options.clients());
+      if (subrange != null) {
+        // The reconciler frees them from the deletes' events, with writes every replica loads:
+        // let that be over before the next round, and before the measured run.
+        awaitReleased(subrange, namespace + "/" + prefix + "-");
+      }
+      // Compiler threads the JVM stopped during the round land in "threads that ended" (with
+      // any other thread that ended: an upper bound, never below nothing).
+      Map<String, Double> byKind = ThreadCpu.sample(jvms).millisPerCreateSince(before, options.services());
+      measurable = !byKind.isEmpty();
+      double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + Math.max(0, byKind.getOrDefault(ThreadCpu.ENDED, 0.0));
+      compiling.add(String.format("%.3f", jit));
+      settled = jit < WarmUp.SETTLED_JIT_MILLIS;
+    }
+    if (rounds > 0) {
+      String state = jvms.isEmpty() ? "no JVM to settle"
+          : !measurable ? "JIT not measurable here (no /proc)"
+          : settled ? "JIT settled" : "JIT NOT settled (still compiling)";
+      System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes, %s; JIT ms per create and"
+          + " delete by round: %s%n", "", rounds, options.services(), state, String.join(" ", compiling));
+    }
+    return rounds;
   }
 
   /** The JVMs among the measured processes: subrange's, or the no-op webhook. */

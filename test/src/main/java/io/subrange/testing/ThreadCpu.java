@@ -37,6 +37,7 @@ final class ThreadCpu {
   private static final List<Map.Entry<String, String>> KINDS = List.of(
       Map.entry("reactor-http", "serving"),
       Map.entry("subrange-store", "store"),  // the committer and the shard writer
+      Map.entry("subrange-events", "watch events"),  // the API clients' event threads: informers, handlers
       Map.entry("subrange-reconc", "reconciler passes"),
       Map.entry("vert.x-eventloo", "API client I/O"),
       Map.entry("C1 CompilerThre", JIT),
@@ -117,8 +118,8 @@ final class ThreadCpu {
         return kind.getValue();
       }
     }
-    // fabric8's executor ("-<hash>-pool-<n>-thread-<m>", cut to "-1181756454-poo"): watch
-    // events decoded, informer caches and handlers
+    // fabric8's own executor ("-<hash>-pool-<n>-thread-<m>", cut to "-1181756454-poo"), which
+    // subrange's clients no longer use: watch events decoded, informer caches and handlers
     return threadName.contains("-poo") ? "watch events" : "other";
   }
 

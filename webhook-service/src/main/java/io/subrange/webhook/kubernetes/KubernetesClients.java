@@ -1,9 +1,12 @@
 package io.subrange.webhook.kubernetes;
 
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.OAuthTokenProvider;
 import io.fabric8.kubernetes.client.internal.SSLUtils;
+import io.fabric8.kubernetes.client.utils.Utils;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.OpenSSLEngineOptions;
@@ -30,14 +33,46 @@ public final class KubernetesClients {
 
   private static final Logger log = LoggerFactory.getLogger(KubernetesClients.class);
   private static final AtomicBoolean told = new AtomicBoolean();
+  /** A client that authenticates by certificate has no token, now or after any refresh. */
+  private static final OAuthTokenProvider NO_TOKEN = () -> null;
 
   private KubernetesClients() {
   }
 
   /** A client for {@code config}. */
   public static KubernetesClient build(Config config) {
-    return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new OpenSslClientFactory(config))
+    Config effective = withoutFruitlessRefresh(config);
+    return new KubernetesClientBuilder().withConfig(effective)
+        .withHttpClientFactory(new OpenSslClientFactory(effective))
+        .withTaskExecutorSupplier(new EventThread())
         .build();
+  }
+
+  /**
+   * {@code config}, or where it can never be given a token, a copy that fabric8 does not read
+   * again before every request.
+   *
+   * <p>fabric8's token interceptor refreshes an automatically configured Config at most once a
+   * minute, but counts the minute only from a refresh that found a token. With a kubeconfig that
+   * authenticates by client certificate there is none to find, so every request re-read and
+   * parsed the kubeconfig and its certificate files (in the load harness, most of the store
+   * thread's system calls). The copy says, through a token provider, that there is no token: the
+   * interceptor then asks the provider, not the files. A Config with a token (a pod's
+   * ServiceAccount, an exec plugin), a token provider, an auth provider or a user name, or
+   * without a client certificate, is returned as it is.
+   */
+  static Config withoutFruitlessRefresh(Config config) {
+    boolean certificate = Utils.isNotNullOrEmpty(config.getClientCertFile())
+        || Utils.isNotNullOrEmpty(config.getClientCertData());
+    boolean couldGetToken = Utils.isNotNullOrEmpty(config.getOauthToken())
+        || Utils.isNotNullOrEmpty(config.getAutoOAuthToken()) || config.getOauthTokenProvider() != null
+        || config.getAuthProvider() != null || Utils.isNotNullOrEmpty(config.getUsername());
+    if (!certificate || couldGetToken) {
+      return config;
+    }
+    Config copy = new ConfigBuilder(config).build();
+    copy.setOauthTokenProvider(NO_TOKEN);
+    return copy;
   }
 
   /** A client configured as fabric8 finds it (the pod's ServiceAccount, KUBECONFIG, ~/.kube/config). */

@@ -634,25 +634,43 @@ public final class AllocationEngine {
 
   /** Everything held, with holders and times. */
   public synchronized List<Allocation> allocations() {
+    return allocationsSince(Long.MIN_VALUE);
+  }
+
+  /**
+   * What was held at {@code epochSeconds} or later by the time on its record (a value without a
+   * holder on record counts as held at 0): the values a reconciler's pass between whole
+   * comparisons looks at. Older values cost a lookup each, not an {@link Allocation}.
+   */
+  public synchronized List<Allocation> allocationsSince(long epochSeconds) {
     List<Allocation> all = new ArrayList<>();
     for (ServiceIpPool pool : pools.values()) {
       for (String name : pool.ranges().keySet()) {
         pool.forEachTaken(name, address -> {
           Held held = addressHolders.get(address.family()).held(address);
-          all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
-              held == null ? 0 : held.since()));
+          long since = held == null ? 0 : held.since();
+          if (since >= epochSeconds) {
+            all.add(new Allocation(RangeKey.Kind.SERVICE_IPS, address.toString(), held == null ? null : held.holder(),
+                since));
+          }
         });
       }
     }
     nodePorts.forEachTaken(port -> {
       Held held = portHolders.held(port);
-      all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
-          held == null ? 0 : held.since()));
+      long since = held == null ? 0 : held.since();
+      if (since >= epochSeconds) {
+        all.add(new Allocation(RangeKey.Kind.NODE_PORTS, String.valueOf(port), held == null ? null : held.holder(),
+            since));
+      }
     });
     for (String name : clusterCidrNames()) {
       for (String node : podCidrs.nodesUsing(name)) {
-        String blocks = StoredStates.blocksText(podCidrs.allocationOf(node).orElseThrow());
-        all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocks, Holder.node(node), nodesSince.getOrDefault(node, 0L)));
+        long since = nodesSince.getOrDefault(node, 0L);
+        if (since >= epochSeconds) {
+          String blocks = StoredStates.blocksText(podCidrs.allocationOf(node).orElseThrow());
+          all.add(new Allocation(RangeKey.Kind.POD_CIDRS, blocks, Holder.node(node), since));
+        }
       }
     }
     return all.stream().distinct().toList();

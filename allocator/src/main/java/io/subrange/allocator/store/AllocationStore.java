@@ -105,6 +105,12 @@ public interface AllocationStore {
   /** Everything held, with holders and times, for the reconciler to compare with the cluster. */
   List<Allocation> allocations();
 
+  /**
+   * What was held at {@code epochSeconds} or later by the time on its record, for the reconciler's
+   * passes between whole comparisons (see {@link AllocationEngine#allocationsSince}).
+   */
+  List<Allocation> allocationsSince(long epochSeconds);
+
   /** Who holds {@code address}, when it is held and the store knows. */
   Optional<Holder> holderOf(IpAddress address);
 

@@ -117,6 +117,11 @@ public final class InMemoryAllocationStore implements AllocationStore {
   }
 
   @Override
+  public List<Allocation> allocationsSince(long epochSeconds) {
+    return engine.allocationsSince(epochSeconds);
+  }
+
+  @Override
   public Optional<Holder> holderOf(IpAddress address) {
     return engine.holderOf(address);
   }

@@ -160,13 +160,17 @@ public record SubrangeProperties(
    *
    * @param orphanGrace how long a value may be held with no object carrying it before it is freed
    *     (an object may still be on its way through admission)
-   * @param interval how often the whole cluster is compared with the store
+   * @param interval how often the cluster is compared with the store: what changed since the
+   *     last pass, or everything when a full comparison is due
+   * @param fullComparisonInterval how often a pass compares every object with every held value,
+   *     not only what changed (kube-apiserver's repair loops run every three minutes)
    * @param leaseName the Lease that elects the one reconciler that acts
    * @param leaseDuration how long a leader's Lease lasts without renewal
    */
   public record Reconciler(
       @NotNull @DefaultValue("60s") Duration orphanGrace,
       @NotNull @DefaultValue("10s") Duration interval,
+      @NotNull @DefaultValue("3m") Duration fullComparisonInterval,
       @NotEmpty @DefaultValue("subrange-reconciler") String leaseName,
       @NotNull @DefaultValue("15s") Duration leaseDuration) {
   }

@@ -39,11 +39,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.IntPredicate;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -59,7 +64,12 @@ import org.slf4j.LoggerFactory;
  *       object that carries a value recorded for another), reports duplicates and values out of
  *       range as Events, and frees values nothing carries once
  *       they have been held longer than the grace period (an object may still be on its way
- *       through admission);
+ *       through admission). A pass looks at what changed since the last: the Services added or
+ *       updated since (the events say which), and the values taken since (their records say
+ *       when). Every {@code fullComparisonInterval}, after a rebuild, when the Service ranges change and
+ *       when this process starts leading, a pass compares everything instead, as kube-apiserver's
+ *       repair loops do every three minutes: that finds what no event tells, such as a release
+ *       that was not for the holder on record;
  *   <li>rebuilds a range's state from the cluster when the store has none (never stored, deleted,
  *       corrupt).
  * </ul>
@@ -74,6 +84,8 @@ public final class AllocationReconciler {
       .thenComparing(o -> Objects.toString(o.getMetadata().getNamespace(), ""))
       .thenComparing(o -> o.getMetadata().getName());
   private static final long WAIT_SECONDS = 30;
+  /** How much earlier than the last pass a pass looks for values held since: clocks differ a little. */
+  private static final long CLOCK_SLACK_SECONDS = 10;
 
   private final AllocationStore store;
   private final RebuildableStore rebuildable;
@@ -90,10 +102,42 @@ public final class AllocationReconciler {
   private final Clock clock;
   private final BooleanSupplier leading;
   private final PodCidrAssignment podCidrAssignment;
+  private final Duration fullComparisonInterval;
 
+  /**
+   * Services added or updated since a pass last found their values in order, by uid: what the
+   * next pass between full comparisons looks at. Filled by the Service events while leading.
+   */
+  private final Map<String, Changed> changed = new ConcurrentHashMap<>();
+  /** Services this pass left for the next one (a value left to the replica that reserved it, a failed repair). */
+  private final Set<String> unsettled = new HashSet<>();
+  /** Releases that failed: the next pass tries them again. */
+  private final Queue<Runnable> failedReleases = new ConcurrentLinkedQueue<>();
+  private volatile boolean fullComparisonDue = true;
+  private long lastFullComparisonMillis;
+  /** The Service ranges as the last full comparison saw them: a change calls for another. */
+  private Map<String, List<Cidr>> rangesCompared = Map.of();
+  /**
+   * Values held before this (epoch seconds) have been looked at for leaks by an earlier pass, once
+   * older than the grace period; a pass between full comparisons looks at those held since.
+   */
+  private long leaksSweptUpTo = Long.MIN_VALUE;
+
+  /** A Service's latest version, as its event said. */
+  private record Changed(String key, String resourceVersion) {
+
+    static Changed of(Service service) {
+      return new Changed(ClusterObjects.keyOf(service), Objects.toString(service.getMetadata().getResourceVersion(), ""));
+    }
+  }
+
+  /**
+   * @param fullComparisonInterval how often a pass compares every Service and every held value, not only
+   *     what changed (see the class comment)
+   */
   public AllocationReconciler(AllocationStore store, RebuildableStore rebuildable, ClusterObjects cluster,
-      RepairEvents events, ReconcilerMetrics metrics, PortRange nodePortRange, Duration grace, Clock clock,
-      BooleanSupplier leading, KubernetesClient client, IpFamily primaryPodFamily) {
+      RepairEvents events, ReconcilerMetrics metrics, PortRange nodePortRange, Duration grace, Duration fullComparisonInterval,
+      Clock clock, BooleanSupplier leading, KubernetesClient client, IpFamily primaryPodFamily) {
     this.store = store;
     this.rebuildable = rebuildable;
     this.cluster = cluster;
@@ -101,6 +145,7 @@ public final class AllocationReconciler {
     this.metrics = metrics;
     this.nodePortRange = nodePortRange;
     this.grace = grace;
+    this.fullComparisonInterval = fullComparisonInterval;
     this.clock = clock;
     this.leading = leading;
     this.podCidrAssignment = new PodCidrAssignment(store, client, events, metrics, primaryPodFamily);
@@ -130,6 +175,7 @@ public final class AllocationReconciler {
         rebuildable.install(state).get(WAIT_SECONDS, TimeUnit.SECONDS);
         metrics.rebuild();
         rebuilt++;
+        fullComparisonDue = true;
         log.info("Rebuilt the state of {} from the cluster ({} values); it was unusable: {}", key,
             state.entries().size(), missing.getValue());
       } catch (Exception e) {
@@ -177,23 +223,116 @@ public final class AllocationReconciler {
 
   // ---- the comparison -----------------------------------------------------------------------
 
-  /** One comparison of the cluster with the store: repairs, reports, frees leaks. */
+  /**
+   * The next pass compares everything, not only what changed: for a process that starts leading
+   * (it saw no events while it did not).
+   */
+  public void compareEverythingNext() {
+    fullComparisonDue = true;
+  }
+
+  /**
+   * One pass: repairs, reports, frees leaks. A full comparison when one is due (see the class
+   * comment), else what changed since the last pass.
+   */
   public void compare() {
     if (!cluster.synced()) {
       return;
     }
     long started = System.nanoTime();
-    Set<RangeKey.Kind> unknown = EnumSet.noneOf(RangeKey.Kind.class);
-    rebuildable.rangesToRebuild().keySet().forEach(key -> unknown.add(key.kind()));
-    List<Service> services = sorted(cluster.services());
+    Map<String, List<Cidr>> ranges = store.serviceRanges();
+    boolean full = fullComparisonDue || !ranges.equals(rangesCompared)
+        || clock.millis() - lastFullComparisonMillis >= fullComparisonInterval.toMillis();
+    if (full) {
+      compareEverything(ranges);
+    } else {
+      compareChanges();
+    }
+    metrics.passTook(full ? "full" : "changes", Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  /** Every Service against every held value. */
+  private void compareEverything(Map<String, List<Cidr>> ranges) {
+    fullComparisonDue = false;  // set again by anything that calls for one meanwhile, or a failure
+    boolean done = false;
+    try {
+      long now = clock.instant().getEpochSecond();
+      Map<String, Changed> batch = Map.copyOf(changed);
+      Set<RangeKey.Kind> unknown = unknownKinds();
+      List<Service> services = sorted(cluster.services());
+      Map<IpAddress, List<Service>> ipOwners = new LinkedHashMap<>();
+      Map<Integer, List<Service>> portOwners = new LinkedHashMap<>();
+      for (Service service : services) {
+        Carried.clusterIps(service).forEach(ip -> ipOwners.computeIfAbsent(ip, k -> new ArrayList<>()).add(service));
+        Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> new ArrayList<>()).add(service));
+      }
+      List<Allocation> held = store.allocations();
+      done = pass(held, ipOwners, portOwners, unknown, true, ipOwners::containsKey, portOwners::containsKey);
+      Set<String> live = new HashSet<>();
+      services.forEach(s -> live.add(s.getMetadata().getUid()));
+      cluster.nodes().forEach(n -> live.add(n.getMetadata().getUid()));
+      events.retainOnly(live);
+      settle(batch, done);
+      if (done) {
+        leaksSweptUpTo = now - grace.toSeconds();
+        rangesCompared = ranges;
+        lastFullComparisonMillis = clock.millis();
+      }
+    } finally {
+      if (!done) {
+        fullComparisonDue = true;
+      }
+    }
+  }
+
+  /**
+   * The Services added or updated since the last pass, with every Service that shares a value
+   * with them, and the values held since the last pass looked: as {@link #compareEverything} does
+   * with all of them, for a cost that follows the changes, not what is held.
+   */
+  private void compareChanges() {
+    long now = clock.instant().getEpochSecond();
+    Map<String, Changed> batch = Map.copyOf(changed);
+    Set<RangeKey.Kind> unknown = unknownKinds();
     Map<IpAddress, List<Service>> ipOwners = new LinkedHashMap<>();
     Map<Integer, List<Service>> portOwners = new LinkedHashMap<>();
-    for (Service service : services) {
-      Carried.clusterIps(service).forEach(ip -> ipOwners.computeIfAbsent(ip, k -> new ArrayList<>()).add(service));
-      Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> new ArrayList<>()).add(service));
+    List<Service> services = new ArrayList<>();
+    batch.forEach((uid, change) -> cluster.service(change.key())
+        .filter(service -> uid.equals(service.getMetadata().getUid())).ifPresent(services::add));
+    for (Service service : sorted(services)) {
+      Carried.clusterIps(service).forEach(ip -> ipOwners.computeIfAbsent(ip, k -> sorted(cluster.carrying(ip))));
+      Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> sorted(cluster.carryingNodePort(p))));
     }
+    // A little before where the last pass looked: the records' times come from other processes' clocks.
+    long from = leaksSweptUpTo == Long.MIN_VALUE ? Long.MIN_VALUE : leaksSweptUpTo - CLOCK_SLACK_SECONDS;
+    List<Allocation> recent = store.allocationsSince(from);
+    boolean done = pass(recent, ipOwners, portOwners, unknown, false,
+        ip -> !cluster.carrying(ip).isEmpty(), port -> !cluster.carryingNodePort(port).isEmpty());
+    settle(batch, done);
+    if (done) {
+      leaksSweptUpTo = now - grace.toSeconds();
+    }
+  }
+
+  /** The kinds whose state is not loaded: nothing of them is judged. */
+  private Set<RangeKey.Kind> unknownKinds() {
+    Set<RangeKey.Kind> unknown = EnumSet.noneOf(RangeKey.Kind.class);
+    rebuildable.rangesToRebuild().keySet().forEach(key -> unknown.add(key.kind()));
+    return unknown;
+  }
+
+  /**
+   * What both kinds of pass do with what they gathered; true when every repair and release went
+   * through (else the pass's Services and leaks are looked at again).
+   *
+   * @param held the values to look at for leaks, and for when values reserved ahead were reserved
+   * @param everything whether {@code held} is everything (pod CIDRs a node carries are recorded then)
+   */
+  private boolean pass(List<Allocation> held, Map<IpAddress, List<Service>> ipOwners,
+      Map<Integer, List<Service>> portOwners, Set<RangeKey.Kind> unknown, boolean everything,
+      Predicate<IpAddress> ipCarried, IntPredicate portCarried) {
+    unsettled.clear();
     List<CompletableFuture<?>> repairs = new ArrayList<>();
-    List<Allocation> held = store.allocations();
     reservedAheadSince.clear();
     for (Allocation allocation : held) {
       if (allocation.holder() != null && allocation.holder().isReservedAhead()) {
@@ -207,18 +346,38 @@ public final class AllocationReconciler {
       repairNodePorts(portOwners, repairs);
     }
     if (!unknown.contains(RangeKey.Kind.POD_CIDRS)) {
-      repairPodCidrs(repairs);
+      if (everything) {
+        repairPodCidrs(held, repairs);
+      }
       for (Node node : sorted(cluster.nodes())) {
         repairs.add(podCidrAssignment.assign(node));
       }
     }
-    freeLeaks(held, ipOwners, portOwners, unknown, repairs);
-    awaitAll(repairs);
-    Set<String> live = new HashSet<>();
-    services.forEach(s -> live.add(s.getMetadata().getUid()));
-    cluster.nodes().forEach(n -> live.add(n.getMetadata().getUid()));
-    events.retainOnly(live);
-    metrics.passTook(Duration.ofNanos(System.nanoTime() - started));
+    freeLeaks(held, ipCarried, portCarried, unknown, repairs);
+    List<Runnable> retries = new ArrayList<>();
+    for (Runnable retry; (retry = failedReleases.poll()) != null; ) {
+      retries.add(retry);  // one that fails again is queued for the pass after
+    }
+    retries.forEach(Runnable::run);
+    return awaitAll(repairs);
+  }
+
+  /** Keeps a Service this pass looked at for the next pass (or adds one a full comparison found). */
+  private void lookAgainNextPass(Service service) {
+    unsettled.add(service.getMetadata().getUid());
+    changed.putIfAbsent(service.getMetadata().getUid(), Changed.of(service));
+  }
+
+  /** Forgets the pass's Services that are in order now, unless a newer version came meanwhile. */
+  private void settle(Map<String, Changed> batch, boolean done) {
+    if (!done) {
+      return;
+    }
+    batch.forEach((uid, change) -> {
+      if (!unsettled.contains(uid)) {
+        changed.remove(uid, change);
+      }
+    });
   }
 
   private void repairClusterIps(Map<IpAddress, List<Service>> owners, List<CompletableFuture<?>> repairs) {
@@ -360,7 +519,9 @@ public final class AllocationReconciler {
     }
     Long reserved = record.isReservedAhead() ? reservedAheadSince.get(value.kind() + "/" + value.value()) : null;
     if (reserved != null && clock.instant().getEpochSecond() - reserved < grace.toSeconds()) {
-      // Handed out by the replica that reserved it, which names the holder itself in a moment.
+      // Handed out by the replica that reserved it, which names the holder itself in a moment;
+      // the next pass looks again.
+      carriers.forEach(this::lookAgainNextPass);
       return CompletableFuture.completedFuture(false);
     }
     Service first = carriers.get(0);
@@ -374,9 +535,9 @@ public final class AllocationReconciler {
             }));
   }
 
-  private void repairPodCidrs(List<CompletableFuture<?>> repairs) {
+  private void repairPodCidrs(List<Allocation> allocations, List<CompletableFuture<?>> repairs) {
     Map<String, Allocation> held = new HashMap<>();
-    for (Allocation allocation : store.allocations()) {
+    for (Allocation allocation : allocations) {
       if (allocation.kind() == RangeKey.Kind.POD_CIDRS && allocation.holder() != null) {
         held.put(allocation.holder().name(), allocation);
       }
@@ -417,8 +578,8 @@ public final class AllocationReconciler {
   }
 
   /** Frees values no object carries once they have been held longer than the grace period. */
-  private void freeLeaks(List<Allocation> held, Map<IpAddress, List<Service>> ipOwners,
-      Map<Integer, List<Service>> portOwners, Set<RangeKey.Kind> unknown, List<CompletableFuture<?>> repairs) {
+  private void freeLeaks(List<Allocation> held, Predicate<IpAddress> ipCarried, IntPredicate portCarried,
+      Set<RangeKey.Kind> unknown, List<CompletableFuture<?>> repairs) {
     long now = clock.instant().getEpochSecond();
     for (Allocation allocation : held) {
       if (unknown.contains(allocation.kind()) || now - allocation.sinceEpochSeconds() < grace.toSeconds()) {
@@ -427,14 +588,14 @@ public final class AllocationReconciler {
       switch (allocation.kind()) {
         case SERVICE_IPS -> {
           IpAddress ip = IpAddress.parse(allocation.value());
-          if (!ipOwners.containsKey(ip)) {
+          if (!ipCarried.test(ip)) {
             repairs.add(store.releaseLeakedIp(ip, allocation.holder(), allocation.sinceEpochSeconds())
                 .thenApply(freed -> leaked(freed, "clusterip", allocation)));
           }
         }
         case NODE_PORTS -> {
           int port = Integer.parseInt(allocation.value());
-          if (!portOwners.containsKey(port)) {
+          if (!portCarried.test(port)) {
             repairs.add(store.releaseLeakedNodePort(port, allocation.holder(), allocation.sinceEpochSeconds())
                 .thenApply(freed -> leaked(freed, "nodeport", allocation)));
           }
@@ -472,6 +633,7 @@ public final class AllocationReconciler {
     @Override
     public void onAdd(Service service) {
       // Nothing to free; what it carries is compared on the next pass.
+      noteChanged(service);
     }
 
     @Override
@@ -479,6 +641,7 @@ public final class AllocationReconciler {
       if (!leading.getAsBoolean()) {
         return;
       }
+      noteChanged(after);
       if (Objects.equals(before.getMetadata().getUid(), after.getMetadata().getUid())) {
         Set<IpAddress> droppedIps = new HashSet<>(Carried.clusterIps(before));
         Carried.clusterIps(after).forEach(droppedIps::remove);
@@ -490,8 +653,16 @@ public final class AllocationReconciler {
 
     @Override
     public void onDelete(Service service, boolean finalStateUnknown) {
+      changed.remove(service.getMetadata().getUid());
       if (leading.getAsBoolean()) {
         release(service, Carried.clusterIps(service), Carried.nodePorts(service), "deleted");
+      }
+    }
+
+    /** For the next pass; a process that does not lead compares everything once it does. */
+    private void noteChanged(Service service) {
+      if (leading.getAsBoolean()) {
+        changed.put(service.getMetadata().getUid(), Changed.of(service));
       }
     }
   }
@@ -501,23 +672,34 @@ public final class AllocationReconciler {
     Holder holder = Carried.holder(service);
     String uid = service.getMetadata().getUid();
     for (IpAddress ip : ips) {
-      if (cluster.carrying(ip).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
-        store.releaseIp(ip, holder).whenComplete((freed, failure) -> released("clusterip", reason, ip, holder, freed,
-            failure));
-      }
+      releaseIpUnlessCarried(ip, holder, uid, reason);
     }
     for (int port : ports) {
-      if (cluster.carryingNodePort(port).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
-        store.releaseNodePort(port, holder).whenComplete((freed, failure) -> released("nodeport", reason, port, holder,
-            freed, failure));
-      }
+      releaseNodePortUnlessCarried(port, holder, uid, reason);
     }
   }
 
-  private void released(String kind, String reason, Object value, Holder holder, Boolean freed, Throwable failure) {
+  private void releaseIpUnlessCarried(IpAddress ip, Holder holder, String uid, String reason) {
+    if (cluster.carrying(ip).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
+      store.releaseIp(ip, holder).whenComplete((freed, failure) -> released("clusterip", reason, ip, holder, freed,
+          failure, () -> releaseIpUnlessCarried(ip, holder, uid, reason)));
+    }
+  }
+
+  private void releaseNodePortUnlessCarried(int port, Holder holder, String uid, String reason) {
+    if (cluster.carryingNodePort(port).stream().allMatch(other -> Objects.equals(other.getMetadata().getUid(), uid))) {
+      store.releaseNodePort(port, holder).whenComplete((freed, failure) -> released("nodeport", reason, port, holder,
+          freed, failure, () -> releaseNodePortUnlessCarried(port, holder, uid, reason)));
+    }
+  }
+
+  /** @param again the release, for the next pass to try again when it failed */
+  private void released(String kind, String reason, Object value, Holder holder, Boolean freed, Throwable failure,
+      Runnable again) {
     if (failure != null) {
       metrics.error();
-      log.warn("Could not free {} {} of {} ({}); a later pass frees it: {}", kind, value, holder, reason,
+      failedReleases.add(again);
+      log.warn("Could not free {} {} of {} ({}); the next pass tries again: {}", kind, value, holder, reason,
           Failures.rootMessage(failure));
     } else if (Boolean.TRUE.equals(freed)) {
       metrics.release(kind, reason);
@@ -556,9 +738,15 @@ public final class AllocationReconciler {
     public void onDelete(Node node, boolean finalStateUnknown) {
       String name = node.getMetadata().getName();
       if (leading.getAsBoolean() && cluster.node(name).isEmpty()) {
-        store.releasePodCidrs(name).whenComplete((freed, failure) -> released("podcidr", "deleted", name,
-            Holder.node(name), freed, failure));
+        releasePodCidrsOf(name);
       }
+    }
+  }
+
+  private void releasePodCidrsOf(String name) {
+    if (cluster.node(name).isEmpty()) {
+      store.releasePodCidrs(name).whenComplete((freed, failure) -> released("podcidr", "deleted", name,
+          Holder.node(name), freed, failure, () -> releasePodCidrsOf(name)));
     }
   }
 
@@ -584,14 +772,18 @@ public final class AllocationReconciler {
     return service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
   }
 
-  private void awaitAll(List<CompletableFuture<?>> repairs) {
+  /** Waits for every repair; false when one failed (the next pass tries again). */
+  private boolean awaitAll(List<CompletableFuture<?>> repairs) {
+    boolean all = true;
     for (CompletableFuture<?> repair : repairs) {
       try {
         repair.get(WAIT_SECONDS, TimeUnit.SECONDS);
       } catch (Exception e) {
+        all = false;
         metrics.error();
         log.warn("A repair failed, the next pass tries again: {}", Failures.rootMessage(e));
       }
     }
+    return all;
   }
 }

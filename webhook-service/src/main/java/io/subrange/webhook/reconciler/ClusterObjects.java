@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.subrange.allocator.net.IpAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +72,16 @@ public final class ClusterObjects implements AutoCloseable {
 
   public List<Node> nodes() {
     return nodes.getStore().list();
+  }
+
+  /** A Service by its informer key, "namespace/name" ({@link #keyOf}). */
+  public Optional<Service> service(String key) {
+    return Optional.ofNullable(services.getStore().getByKey(key));
+  }
+
+  /** A Service's key in the informer's cache. */
+  static String keyOf(Service service) {
+    return Cache.metaNamespaceKeyFunc(service);
   }
 
   public Optional<Node> node(String name) {

@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code subrange_reconciler_rebuilds_total}: ranges rebuilt from the cluster;
  *   <li>{@code subrange_reconciler_errors_total}: passes or steps that failed (retried);
  *   <li>{@code subrange_reconciler_leader}: 1 while this process is the acting reconciler;
- *   <li>{@code subrange_reconciler_pass_duration_seconds}: one comparison of cluster and store.
+ *   <li>{@code subrange_reconciler_pass_duration_seconds{pass}}: one pass comparing cluster and
+ *       store, {@code full} (every Service and held value) or {@code changes} (what changed
+ *       since the pass before).
  * </ul>
  */
 public final class ReconcilerMetrics {
@@ -32,15 +34,12 @@ public final class ReconcilerMetrics {
   private final MeterRegistry registry;
   private final Counter rebuilds;
   private final Counter errors;
-  private final Timer pass;
   private final AtomicInteger leader = new AtomicInteger();
 
   public ReconcilerMetrics(MeterRegistry registry) {
     this.registry = registry;
     rebuilds = Counter.builder(PREFIX + "rebuilds").description("Ranges rebuilt from the cluster").register(registry);
     errors = Counter.builder(PREFIX + "errors").description("Reconcile steps that failed").register(registry);
-    pass = Timer.builder(PREFIX + "pass.duration").description("One comparison of cluster and store")
-        .publishPercentileHistogram().register(registry);
     Gauge.builder(PREFIX + "leader", leader, AtomicInteger::get).description("1 while this process reconciles")
         .register(registry);
   }
@@ -52,6 +51,12 @@ public final class ReconcilerMetrics {
   void repair(String kind, String type) {
     Counter.builder(PREFIX + "repairs").description("Repairs by kind and type").tag("kind", kind).tag("type", type)
         .register(registry).increment();
+  }
+
+  /** Passes of one kind ({@code full} or {@code changes}) so far. */
+  public long passes(String pass) {
+    Timer timer = registry.find(PREFIX + "pass.duration").tag("pass", pass).timer();
+    return timer == null ? 0 : timer.count();
   }
 
   /** Repairs of one kind and type so far. */
@@ -77,7 +82,9 @@ public final class ReconcilerMetrics {
     leader.set(leading ? 1 : 0);
   }
 
-  void passTook(Duration duration) {
-    pass.record(duration);
+  /** @param pass {@code full} (every Service and value) or {@code changes} (what changed since the last) */
+  void passTook(String pass, Duration duration) {
+    Timer.builder(PREFIX + "pass.duration").description("One pass comparing cluster and store").tag("pass", pass)
+        .publishPercentileHistogram().register(registry).record(duration);
   }
 }

@@ -24,7 +24,8 @@ import org.springframework.stereotype.Component;
  * Runs the reconciler where {@code subrange.role} says so ({@code all} or {@code reconciler})
  * and the API is used: watches Services and Nodes at once, and while this process leads (the
  * Lease; with the memory store it always does) rebuilds missing state, keeps range objects'
- * finalizers and status, and compares cluster and store every {@code subrange.reconciler.interval}.
+ * finalizers and status, and compares cluster and store every {@code subrange.reconciler.interval}
+ * (see {@link AllocationReconciler#compare}).
  *
  * <p>It starts after the ranges are loaded (RangeSync) and before the web servers, so with the
  * memory store the state is rebuilt from the cluster before the first admission request, and
@@ -77,7 +78,8 @@ public class ReconcilerRunner implements SmartLifecycle {
     }
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics,
-        properties.service().nodePortRange(), properties.reconciler().orphanGrace(), Clock.systemUTC(),
+        properties.service().nodePortRange(), properties.reconciler().orphanGrace(),
+        properties.reconciler().fullComparisonInterval(), Clock.systemUTC(),
         () -> leading, client, NodePodCidrs.primaryFamily(properties));
     cluster.start();
     loop = new Thread(this::loop, "subrange-reconciler");
@@ -87,6 +89,7 @@ public class ReconcilerRunner implements SmartLifecycle {
         : Leadership.lease(client, properties.kubernetes().namespaceOr(client.getNamespace()), properties.reconciler().leaseName(), identity(),
             properties.reconciler().leaseDuration());
     leadership.start(() -> {
+      reconciler.compareEverythingNext();  // it saw no events while it did not lead
       leading = true;
       metrics.leading(true);
       log.info("This process is the acting reconciler");

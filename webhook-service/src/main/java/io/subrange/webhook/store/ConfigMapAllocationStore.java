@@ -373,6 +373,12 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   @Override
+  public List<Allocation> allocationsSince(long epochSeconds) {
+    loadWhatOthersWrote();
+    return engine.allocationsSince(epochSeconds);
+  }
+
+  @Override
   public Optional<Holder> holderOf(IpAddress address) {
     return engine.holderOf(address);
   }

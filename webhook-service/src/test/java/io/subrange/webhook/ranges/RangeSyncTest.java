@@ -91,7 +91,7 @@ class RangeSyncTest {
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
         new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), "", Duration.ZERO, 0,
             Duration.ofMillis(500)),
-        new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), "subrange-reconciler",
+        new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), Duration.ofMinutes(3), "subrange-reconciler",
             Duration.ofSeconds(15)));
   }
 

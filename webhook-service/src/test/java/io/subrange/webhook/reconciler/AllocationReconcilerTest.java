@@ -64,7 +64,7 @@ class AllocationReconcilerTest {
     rebuildable = new InProcessStateRebuild(store.engine());
     cluster = new ClusterObjects(client);
     reconciler = new AllocationReconciler(store, rebuildable, cluster, new RepairEvents(client), metrics, PORTS,
-        Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
+        Duration.ofSeconds(60), Duration.ofMinutes(3), clock, () -> true, client, IpFamily.IPV4);
   }
 
   @AfterEach
@@ -167,6 +167,83 @@ class AllocationReconcilerTest {
   }
 
   /**
+   * Between full comparisons a pass looks at the Services that changed and the values held since
+   * the last pass, not at every Service: a record lost behind its back, with no event to say so,
+   * waits for the next full comparison.
+   */
+  @Test
+  void aPassBetweenFullComparisonsLooksAtWhatChangedAndAFullOneAtEverything() {
+    startWatching();
+    reconciler.rebuildMissing();
+    service("default", "web", "10.96.0.10", null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 1);
+    reconciler.compare();
+    IpAddress web = IpAddress.parse("10.96.0.10");
+    assertThat(store.holderOf(web)).get().extracting(Holder::name).isEqualTo("web");
+
+    store.releaseIp(web, store.holderOf(web).orElseThrow()).join();  // no event says so
+    clock.advance(Duration.ofSeconds(10));
+    reconciler.compare();
+    assertThat(store.holderOf(web)).as("web did not change: not looked at").isEmpty();
+
+    service("default", "api", "10.96.0.11", null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().size() == 2);
+    clock.advance(Duration.ofSeconds(10));
+    reconciler.compare();
+    assertThat(store.holderOf(IpAddress.parse("10.96.0.11"))).as("api was added: looked at")
+        .get().extracting(Holder::name).isEqualTo("api");
+    assertThat(store.holderOf(web)).isEmpty();
+    assertThat(metrics.passes("full")).isEqualTo(1);
+    assertThat(metrics.passes("changes")).isEqualTo(2);
+
+    clock.advance(Duration.ofMinutes(3));
+    reconciler.compare();
+    assertThat(store.holderOf(web)).as("the full comparison finds it").get().extracting(Holder::name)
+        .isEqualTo("web");
+    assertThat(metrics.passes("full")).isEqualTo(2);
+  }
+
+  /** A release that failed (the API server unavailable, say) is tried again by the next pass. */
+  @Test
+  void aReleaseThatFailedIsTriedAgainByTheNextPass() {
+    AtomicBoolean failed = new AtomicBoolean();
+    AllocationStore failingOnce = (AllocationStore) Proxy.newProxyInstance(AllocationStore.class.getClassLoader(),
+        new Class<?>[] {AllocationStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("releaseIp") && failed.compareAndSet(false, true)) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the API server is unavailable"));
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    ClusterObjects own = new ClusterObjects(client);  // no other reconciler to release for it
+    try {
+      AllocationReconciler reconciling = new AllocationReconciler(failingOnce, rebuildable, own,
+          new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), Duration.ofMinutes(3), clock, () -> true,
+          client, IpFamily.IPV4);
+      own.start();
+      await().atMost(Duration.ofSeconds(10)).until(own::synced);
+      reconciling.rebuildMissing();
+      Service web = service("default", "web", "10.96.0.10", null);
+      await().atMost(Duration.ofSeconds(10)).until(() -> own.services().size() == 1);
+      reconciling.compare();
+      assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).isPresent();
+
+      client.resource(web).delete();
+      await().atMost(Duration.ofSeconds(10)).until(failed::get);
+      assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).as("its release failed").isPresent();
+
+      clock.advance(Duration.ofSeconds(10));
+      reconciling.compare();
+      assertThat(store.holderOf(IpAddress.parse("10.96.0.10"))).as("tried again").isEmpty();
+    } finally {
+      own.close();
+    }
+  }
+
+  /**
    * A pass compares a snapshot of the Services. One deleted while the pass runs has its values
    * freed by its delete's event, maybe just before the pass stores them again for it: seen under
    * load with three replicas, where every such Service got a Warning event and its values stayed
@@ -185,7 +262,8 @@ class AllocationReconcilerTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> cluster.services().isEmpty());
     });
     AllocationReconciler reconciling = new AllocationReconciler(racing, rebuildable, cluster,
-        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
+        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), Duration.ofMinutes(3), clock, () -> true,
+        client, IpFamily.IPV4);
 
     reconciling.compare();
 
@@ -216,7 +294,8 @@ class AllocationReconcilerTest {
           List.of(IpClaim.specific(IpAddress.parse("10.96.0.30"))), false)).join();
     });
     AllocationReconciler reconciling = new AllocationReconciler(racing, rebuildable, cluster,
-        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), clock, () -> true, client, IpFamily.IPV4);
+        new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), Duration.ofMinutes(3), clock, () -> true,
+        client, IpFamily.IPV4);
 
     reconciling.compare();
 

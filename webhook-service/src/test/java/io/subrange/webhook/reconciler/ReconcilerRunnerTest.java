@@ -214,7 +214,7 @@ class ReconcilerRunnerTest {
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
         new SubrangeProperties.Kubernetes(true, Duration.ofSeconds(5), Duration.ofSeconds(5), NS, Duration.ZERO, 0,
             Duration.ofMillis(500)),
-        new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), LEASE,
+        new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), Duration.ofMinutes(3), LEASE,
             Duration.ofSeconds(1)));
   }
 

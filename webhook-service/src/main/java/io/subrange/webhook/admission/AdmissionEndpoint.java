@@ -2,57 +2,44 @@ package io.subrange.webhook.admission;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.subrange.webhook.Failures;
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
 import io.subrange.webhook.lifecycle.ShutdownDrain;
 import io.subrange.webhook.metrics.AdmissionMetrics;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
-import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.web.embedded.netty.NettyRouteProvider;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 import org.springframework.util.unit.DataSize;
-import reactor.core.publisher.Mono;
-import reactor.netty.ByteBufFlux;
-import reactor.netty.channel.AbortedException;
-import reactor.netty.http.server.HttpServerRequest;
-import reactor.netty.http.server.HttpServerResponse;
-import reactor.netty.http.server.HttpServerRoutes;
 
 /**
  * {@code POST /mutate} and {@code POST /validate}: the mutating and validating admission
  * webhooks. A well-formed AdmissionReview always gets an AdmissionReview back with the same uid;
- * a body that is not one gets HTTP 400 with a one-line reason.
+ * a body that is not one gets HTTP 400 with a one-line reason; past the in-flight cap a request
+ * is answered 429 before its body is read, a body larger than the limit 413, one that does not
+ * arrive in time 408.
  *
- * <p>Served as routes of the Reactor Netty server Spring Boot runs (a {@link NettyRouteProvider}:
- * same port, TLS and connections as the rest of the application), ahead of Spring WebFlux's
- * dispatch. Every Service create is a call here, and WebFlux's per-request machinery (the
- * exchange, handler mapping, argument and result handling, the reactive JSON encoder) was about
- * a third of the serving threads' samples; these routes read the body, admit it and write the
- * answer's bytes, nothing else. Every other path falls through to WebFlux.
+ * <p>This is what an admission call means, whatever carries it; {@link AdmissionConnection}
+ * carries it: a Netty handler on the main server's connections, ahead of Reactor Netty's HTTP
+ * handling (see there for why).
  */
 @Component
-public class AdmissionEndpoint implements NettyRouteProvider {
+public class AdmissionEndpoint implements SmartLifecycle {
 
   private static final Logger log = LoggerFactory.getLogger(AdmissionEndpoint.class);
   private static final String UNKNOWN = "unknown";
-  private static final String JSON = "application/json";
-  private static final String TEXT = "text/plain;charset=UTF-8";
+  static final String JSON = "application/json";
+  static final String TEXT = "text/plain;charset=UTF-8";
 
   private final AdmissionReviewReader reader;
   private final MutatingAdmission mutating;
@@ -68,6 +55,7 @@ public class AdmissionEndpoint implements NettyRouteProvider {
   private final Duration bodyReadTimeout;
   /** How long an admission may take (said in the answer when a store write did not finish in it). */
   private final Duration admissionTimeout;
+  private volatile boolean running;
 
   public AdmissionEndpoint(AdmissionReviewReader reader, MutatingAdmission mutating, ValidatingAdmission validating,
       AdmissionMetrics metrics, ObjectMapper mapper, ShutdownDrain drain,
@@ -87,140 +75,154 @@ public class AdmissionEndpoint implements NettyRouteProvider {
     metrics.watchInFlight(() -> maxInFlight - inFlight.availablePermits(), maxInFlight);
   }
 
-  @Override
-  public HttpServerRoutes apply(HttpServerRoutes routes) {
-    return routes
-        .post("/mutate", (request, response) -> serve(request, response, "mutate", mutating::admit))
-        .post("/validate", (request, response) -> serve(request, response, "validate", validating::admit));
-  }
-
-  /** Reads the body whatever its content type, so a wrong one is a 400 with a reason, not a 415. */
-  private Publisher<Void> serve(HttpServerRequest request, HttpServerResponse response, String webhook,
-      Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
-    long started = System.nanoTime();
-    if (!admits) {
-      // The reconciler runs the same jar; only the webhook role answers admission.
-      return send(response, Reply.text(HttpResponseStatus.NOT_FOUND,
-          "this process runs subrange.role=reconciler; admission is served by the webhook role"));
-    }
-    if (!inFlight.tryAcquire()) {
-      metrics.record(webhook, UNKNOWN, UNKNOWN, "throttled", System.nanoTime() - started);
-      response.header(HttpHeaderNames.RETRY_AFTER, "1");
-      return send(response, Reply.text(HttpResponseStatus.TOO_MANY_REQUESTS, "subrange is working on " + maxInFlight
-          + " admission requests already (subrange.admission.max-in-flight); retry shortly"));
-    }
-    AtomicBoolean released = new AtomicBoolean();
-    Runnable release = () -> {
-      if (released.compareAndSet(false, true)) {
-        inFlight.release();
-      }
+  /** The webhook a request path names ({@code mutate} or {@code validate}), or null for any other. */
+  static String webhookOf(String uri) {
+    int end = uri.indexOf('?');
+    String path = end < 0 ? uri : uri.substring(0, end);
+    return switch (path) {
+      case "/mutate" -> "mutate";
+      case "/validate" -> "validate";
+      default -> null;
     };
-    return body(request.receive())
-        .timeout(bodyReadDeadline(request))
-        .flatMap(body -> admit(body, started, webhook, admission))
-        .onErrorResume(BodyTooLargeException.class, e -> {
-          metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
-          return Mono.just(Reply.text(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-              "body is larger than " + maxBodyBytes + " bytes (spring.codec.max-in-memory-size)"));
-        })
-        .onErrorResume(TimeoutException.class, e -> {
-          metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
-          return Mono.just(Reply.text(HttpResponseStatus.REQUEST_TIMEOUT,
-              "the request body did not arrive within " + bodyReadTimeout.toMillis() + " ms"));
-        })
-        .onErrorResume(e -> e instanceof AbortedException || e instanceof IOException, e -> {
-          // The caller went away while sending its body: nobody to answer.
-          log.debug("A {} call's connection ended before its body did: {}", webhook, e.toString());
-          metrics.record(webhook, UNKNOWN, UNKNOWN, "abandoned", System.nanoTime() - started);
-          return Mono.empty();
-        })
-        .onErrorResume(e -> {
-          // A bug, not bad input: say so in one line, never with a stack trace to the caller.
-          log.error("Answering a {} call failed", webhook, e);
-          metrics.record(webhook, UNKNOWN, UNKNOWN, "error", System.nanoTime() - started);
-          return Mono.just(Reply.text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "subrange failed to answer this"
-              + " request (" + e.getClass().getSimpleName() + "); see the subrange logs"));
-        })
-        .flatMap(reply -> Mono.from(send(response, reply)))
-        .doFinally(signal -> release.run());
   }
 
   /**
-   * Signals once {@link #bodyReadTimeout} has passed, kept by the connection's own event loop.
-   * Reactor's {@code timeout(Duration)} keeps time on its parallel scheduler: for every call,
-   * another thread woken to arm the timer and again to drop it, two system calls and a context
-   * switch that cost more than the rest of the bookkeeping here (docs/performance.md, "Tenth
-   * round"). The event loop arms and drops its own timers without waking anyone.
+   * What a request for {@code webhook} gets before its body is read: null when it is taken (an
+   * in-flight place is held for it until {@link #leave}), else the answer that turns it away.
    */
-  private Mono<Long> bodyReadDeadline(HttpServerRequest request) {
-    EventLoop[] loop = new EventLoop[1];
-    request.withConnection(connection -> loop[0] = connection.channel().eventLoop());
-    if (loop[0] == null) {
-      return Mono.delay(bodyReadTimeout);
+  Reply enter(String webhook, long started) {
+    if (!admits) {
+      // The reconciler runs the same jar; only the webhook role answers admission.
+      return Reply.text(HttpResponseStatus.NOT_FOUND,
+          "this process runs subrange.role=reconciler; admission is served by the webhook role");
     }
-    return Mono.create(sink -> {
-      ScheduledFuture<?> deadline = loop[0].schedule(() -> sink.success(0L), bodyReadTimeout.toNanos(),
-          TimeUnit.NANOSECONDS);
-      sink.onCancel(() -> deadline.cancel(false));
-    });
+    if (!inFlight.tryAcquire()) {
+      metrics.record(webhook, UNKNOWN, UNKNOWN, "throttled", System.nanoTime() - started);
+      return Reply.text(HttpResponseStatus.TOO_MANY_REQUESTS, "subrange is working on " + maxInFlight
+          + " admission requests already (subrange.admission.max-in-flight); retry shortly").retryAfterOneSecond();
+    }
+    return null;
   }
 
-  /** The whole body, at most {@link #maxBodyBytes}; empty when there is none. */
-  private Mono<byte[]> body(ByteBufFlux content) {
-    return content
-        .reduceWith(ByteArrayOutputStream::new, (collected, buffer) -> {
-          int size = buffer.readableBytes();
-          if (collected.size() + size > maxBodyBytes) {
-            throw new BodyTooLargeException();
-          }
-          byte[] chunk = new byte[size];
-          buffer.readBytes(chunk);
-          collected.write(chunk, 0, size);
-          return collected;
-        })
-        .map(ByteArrayOutputStream::toByteArray);
+  /** Gives back the in-flight place {@link #enter} took. */
+  void leave() {
+    inFlight.release();
   }
 
-  private Mono<Reply> admit(byte[] body, long started, String webhook,
-      Function<AdmissionCall, CompletableFuture<Outcome>> admission) {
+  int maxBodyBytes() {
+    return maxBodyBytes;
+  }
+
+  Duration bodyReadTimeout() {
+    return bodyReadTimeout;
+  }
+
+  /** Whether answers should close their connections (the drain at shutdown). */
+  boolean draining() {
+    return drain.draining();
+  }
+
+  Reply tooLarge(String webhook, long started) {
+    metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+    return Reply.text(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+        "body is larger than " + maxBodyBytes + " bytes (spring.codec.max-in-memory-size)");
+  }
+
+  Reply bodyTimedOut(String webhook, long started) {
+    metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
+    return Reply.text(HttpResponseStatus.REQUEST_TIMEOUT,
+        "the request body did not arrive within " + bodyReadTimeout.toMillis() + " ms");
+  }
+
+  /** The caller went away while sending its body: nobody to answer. */
+  void bodyAbandoned(String webhook, long started) {
+    log.debug("A {} call's connection ended before its body did", webhook);
+    metrics.record(webhook, UNKNOWN, UNKNOWN, "abandoned", System.nanoTime() - started);
+  }
+
+  /**
+   * Admits one request body. The answer's future always completes normally: every failure is an
+   * answer (400 for a body that is not an AdmissionReview, a 500 AdmissionReview for what goes
+   * wrong while admitting, a plain 500 for a bug here).
+   */
+  Answering answer(String webhook, byte[] body, long started) {
+    Function<AdmissionCall, CompletableFuture<Outcome>> admission =
+        webhook.equals("mutate") ? mutating::admit : validating::admit;
     AdmissionCall call;
     try {
       call = reader.read(body);
     } catch (MalformedAdmissionReviewException e) {
       metrics.record(webhook, UNKNOWN, UNKNOWN, "invalid", System.nanoTime() - started);
-      return Mono.just(Reply.text(HttpResponseStatus.BAD_REQUEST, e.getMessage()));
+      return Answering.now(Reply.text(HttpResponseStatus.BAD_REQUEST, e.getMessage()));
+    } catch (RuntimeException e) {
+      return Answering.now(bug(webhook, e, started));
     }
-    String kind = call.kind().kind();
-    String operation = call.operation().name();
-    AtomicBoolean answered = new AtomicBoolean();
-    return Mono.defer(() -> Mono.fromFuture(admission.apply(call)))
-        // Whatever else goes wrong is answered as an AdmissionReview the API server shows (500).
-        .onErrorResume(e -> !(e instanceof MalformedAdmissionReviewException),
-            e -> Mono.just(AdmissionAnswers.failure(call, e, admissionTimeout)))
-        .map(outcome -> {
-          Reply reply = Reply.json(json(outcome));
-          answered.set(true);
-          metrics.record(webhook, kind, operation, outcome.result(), System.nanoTime() - started);
-          if (log.isDebugEnabled()) {
-            log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, operation, kind, call.namespace(), call.name(),
-                call.uid(), call.dryRun(), outcome.result());
-          }
-          return reply;
-        })
-        .onErrorResume(MalformedAdmissionReviewException.class, e -> {
-          answered.set(true);
-          metrics.record(webhook, kind, operation, "invalid", System.nanoTime() - started);
-          return Mono.just(Reply.text(HttpResponseStatus.BAD_REQUEST, e.getMessage()));
-        })
-        .doOnCancel(() -> {
-          // The caller went away first: the API server gave up at the webhook's timeoutSeconds
-          // (or the connection broke). Counted, so a budget too close to the timeout shows.
-          if (answered.compareAndSet(false, true)) {
-            metrics.record(webhook, kind, operation, "abandoned", System.nanoTime() - started);
-            log.info("{} {} {} {}/{} uid={}: the caller gave up after {} ms, before the answer", webhook, operation,
-                kind, call.namespace(), call.name(), call.uid(), (System.nanoTime() - started) / 1_000_000);
-          }
-        });
+    Answering answering = new Answering(webhook, call, started);
+    CompletableFuture<Outcome> outcome;
+    try {
+      outcome = admission.apply(call);
+    } catch (RuntimeException e) {
+      outcome = CompletableFuture.failedFuture(e);
+    }
+    answering.reply = outcome.handle((done, failure) -> {
+      try {
+        return answered(answering, done, failure);
+      } catch (RuntimeException e) {
+        return bug(webhook, e, started);
+      }
+    });
+    return answering;
+  }
+
+  private Reply answered(Answering answering, Outcome done, Throwable failure) {
+    AdmissionCall call = answering.call;
+    String webhook = answering.webhook;
+    Outcome outcome = done;
+    if (failure != null) {
+      Throwable cause = Failures.cause(failure);
+      if (cause instanceof MalformedAdmissionReviewException malformed) {
+        if (answering.answered.compareAndSet(false, true)) {
+          metrics.record(webhook, call.kind().kind(), call.operation().name(), "invalid",
+              System.nanoTime() - answering.started);
+        }
+        return Reply.text(HttpResponseStatus.BAD_REQUEST, malformed.getMessage());
+      }
+      // Whatever else goes wrong is answered as an AdmissionReview the API server shows (500).
+      outcome = AdmissionAnswers.failure(call, failure, admissionTimeout);
+    }
+    Reply reply = Reply.json(json(outcome));
+    if (answering.answered.compareAndSet(false, true)) {
+      metrics.record(webhook, call.kind().kind(), call.operation().name(), outcome.result(),
+          System.nanoTime() - answering.started);
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("{} {} {} {}/{} uid={} dryRun={}: {}", webhook, call.operation(), call.kind(), call.namespace(),
+          call.name(), call.uid(), call.dryRun(), outcome.result());
+    }
+    return reply;
+  }
+
+  /**
+   * The caller went away before the answer: the API server gave up at the webhook's
+   * timeoutSeconds (or the connection broke). Counted, so a budget too close to the timeout shows.
+   */
+  void abandoned(Answering answering) {
+    if (answering.call != null && answering.answered.compareAndSet(false, true)) {
+      AdmissionCall call = answering.call;
+      metrics.record(answering.webhook, call.kind().kind(), call.operation().name(), "abandoned",
+          System.nanoTime() - answering.started);
+      log.info("{} {} {} {}/{} uid={}: the caller gave up after {} ms, before the answer", answering.webhook,
+          call.operation(), call.kind(), call.namespace(), call.name(), call.uid(),
+          (System.nanoTime() - answering.started) / 1_000_000);
+    }
+  }
+
+  /** A bug, not bad input: said in one line, never with a stack trace to the caller. */
+  private Reply bug(String webhook, Throwable e, long started) {
+    log.error("Answering a {} call failed", webhook, e);
+    metrics.record(webhook, UNKNOWN, UNKNOWN, "error", System.nanoTime() - started);
+    return Reply.text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "subrange failed to answer this request ("
+        + e.getClass().getSimpleName() + "); see the subrange logs");
   }
 
   private byte[] json(Outcome outcome) {
@@ -231,34 +233,80 @@ public class AdmissionEndpoint implements NettyRouteProvider {
     }
   }
 
-  private Publisher<Void> send(HttpServerResponse response, Reply reply) {
-    if (drain.draining()) {
-      response.keepAlive(false);  // Connection: close, as ShutdownDrain does for WebFlux's paths
-    }
-    return response.status(reply.status())
-        .header(HttpHeaderNames.CONTENT_TYPE, reply.contentType())
-        .header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(reply.body().length))
-        .sendByteArray(Mono.just(reply.body()));
+  // ---- lifecycle: answers in progress end before the server stops ---------------------------------
+
+  @Override
+  public void start() {
+    running = true;
   }
 
-  /** What is sent back: a status, and the body as bytes. */
-  private record Reply(HttpResponseStatus status, String contentType, byte[] body) {
+  /**
+   * After the drain ({@link ShutdownDrain}, which stops first) and before the web server: waits
+   * for admissions still being answered, at most the admission budget. Reactor Netty's graceful
+   * shutdown waits for the requests it handles; these it does not see.
+   */
+  @Override
+  public void stop() {
+    running = false;
+    try {
+      if (inFlight.tryAcquire(maxInFlight, admissionTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        inFlight.release(maxInFlight);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public boolean isRunning() {
+    return running;
+  }
+
+  @Override
+  public int getPhase() {
+    return SmartLifecycle.DEFAULT_PHASE - 1;
+  }
+
+  /** One admission being answered: what it asked (for metrics when its caller goes away), and the reply. */
+  static final class Answering {
+    private final String webhook;
+    private final AdmissionCall call;
+    private final long started;
+    private final AtomicBoolean answered = new AtomicBoolean();
+    private CompletableFuture<Reply> reply;
+
+    private Answering(String webhook, AdmissionCall call, long started) {
+      this.webhook = webhook;
+      this.call = call;
+      this.started = started;
+    }
+
+    static Answering now(Reply reply) {
+      Answering answering = new Answering(null, null, 0);
+      answering.reply = CompletableFuture.completedFuture(reply);
+      return answering;
+    }
+
+    CompletableFuture<Reply> reply() {
+      return reply;
+    }
+  }
+
+  /** What is sent back: a status, a content type and the body as bytes. */
+  record Reply(HttpResponseStatus status, String contentType, byte[] body, boolean retryLater) {
 
     static Reply json(byte[] body) {
-      return new Reply(HttpResponseStatus.OK, JSON, body);
+      return new Reply(HttpResponseStatus.OK, JSON, body, false);
     }
 
     /** A one-line reason, newline-terminated as a terminal prints it. */
     static Reply text(HttpResponseStatus status, String reason) {
-      return new Reply(status, TEXT, (reason + "\n").getBytes(StandardCharsets.UTF_8));
+      return new Reply(status, TEXT, (reason + "\n").getBytes(StandardCharsets.UTF_8), false);
     }
-  }
 
-  /** The body went past {@link #maxBodyBytes}: answered 413 without reading the rest. */
-  private static final class BodyTooLargeException extends RuntimeException {
-
-    BodyTooLargeException() {
-      super(null, null, false, false);
+    /** The same, saying {@code Retry-After: 1}. */
+    Reply retryAfterOneSecond() {
+      return new Reply(status, contentType, body, true);
     }
   }
 }

@@ -28,8 +28,8 @@ import reactor.core.publisher.Mono;
  * new connections go to other replicas; during the drain the old ones are closed after an answer,
  * never under a request.
  *
- * <p>This filter covers WebFlux's paths (probes); the admission routes, which run ahead of
- * WebFlux, ask {@link #draining} themselves (see AdmissionEndpoint).
+ * <p>This filter covers WebFlux's paths (probes); admission calls, answered ahead of Reactor
+ * Netty's HTTP handling and WebFlux, ask {@link #draining} themselves (see AdmissionConnection).
  */
 @Component
 public class ShutdownDrain implements SmartLifecycle, WebFilter {

@@ -13,3 +13,11 @@ request = function()
     .. '"name":"http","port":80,"protocol":"TCP","targetPort":8080}]}}}}', counter, counter, counter)
   return wrk.format(nil, "/mutate?timeout=5s", nil, body)
 end
+
+-- Paced (benchmarks/admission-path's RATE): each connection waits this long between its calls.
+local pace = tonumber(os.getenv("SUBRANGE_PACE_MS") or "0")
+if pace > 0 then
+  delay = function()
+    return pace
+  end
+end

@@ -258,7 +258,7 @@ class InstalledSubrangeIT {
     var restart = kubectl("-n", SYSTEM, "rollout", "restart", "deployment/subrange-webhook");
     assertThat(restart.exitCode()).as(restart.stderr()).isZero();
     CompletableFuture<Processes.Result> rollout = CompletableFuture.supplyAsync(() ->
-        kubectl("-n", SYSTEM, "rollout", "status", "deployment/subrange-webhook", "--timeout=240s"));
+        kubectl("-n", SYSTEM, "rollout", "status", "deployment/subrange-webhook", "--timeout=420s"));
     List<ServiceLoad.Report> reports = new ArrayList<>();
     int batch = 0;
     try (KubernetesClient load = ServiceLoad.concurrentClient(client.getConfiguration(), 4)) {

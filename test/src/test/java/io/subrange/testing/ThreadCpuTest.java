@@ -2,11 +2,16 @@ package io.subrange.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -53,11 +58,39 @@ class ThreadCpuTest {
     Thread burner = new Thread(() -> burn(300_000_000L), "short-lived");
     burner.start();
     burner.join();
+    awaitNoTaskNamed("short-lived");
     String described = ThreadCpu.sample(self).describeSince(before, 1);
     Matcher ended = Pattern.compile(ThreadCpu.ENDED + " (\\d+\\.\\d+)").matcher(described);
     assertThat(ended.find()).as(described).isTrue();
     // its 300 ms, less rounding: the process's and each live thread's times are whole ticks apiece
     assertThat(Double.parseDouble(ended.group(1))).isGreaterThanOrEqualTo(250.0);
+  }
+
+  /**
+   * join() returns when the Java thread is done, a moment before its OS thread exits; sampled in
+   * that moment it is still a live thread (kind "other"), not one that ended.
+   */
+  private static void awaitNoTaskNamed(String name) throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+        if (tasks.noneMatch(task -> name.equals(comm(task)))) {
+          return;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      Thread.sleep(5);
+    }
+    throw new AssertionError("the OS thread " + name + " did not exit within 5 s of its join");
+  }
+
+  private static String comm(Path task) {
+    try {
+      return Files.readString(task.resolve("comm")).strip();
+    } catch (IOException e) {
+      return "";  // it exited while listed
+    }
   }
 
   private static long burn(long nanos) {

@@ -78,6 +78,10 @@ public final class SubrangeServer implements AutoCloseable {
     env.put("SUBRANGE_SHUTDOWN_DRAIN", "0s");
     env.putAll(environment);
     env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port));
+    if ("reconciler".equals(env.get("SUBRANGE_ROLE"))) {
+      env.put("JAVA_TOOL_OPTIONS", (env.get("JAVA_TOOL_OPTIONS") + " "
+          + System.getProperty("subrange.reconciler.jvm.options", "")).strip());
+    }
     Instant started = Instant.now();
     Process process;
     try {
@@ -99,7 +103,8 @@ public final class SubrangeServer implements AutoCloseable {
    * no-op baseline): as manifests/configmap.yaml runs subrange, with the JVM's default JIT (C1 then
    * C2; see docs/performance.md). Options from {@code -Dsubrange.jvm.options} come after and win
    * (e.g. -XX:TieredStopAtLevel=1 for C1 only, or a flight recording while measuring; {@code {port}}
-   * tells the processes' files apart).
+   * tells the processes' files apart). A reconciler's JVM also gets
+   * {@code -Dsubrange.reconciler.jvm.options}, after those (to measure it with another JIT, say).
    */
   static String jvmToolOptions(int port) {
     String jvmOptions = System.getProperty("subrange.jvm.options", "");

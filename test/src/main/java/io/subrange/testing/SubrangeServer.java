@@ -77,11 +77,7 @@ public final class SubrangeServer implements AutoCloseable {
     // Nothing keeps connections to a harness JVM across a restart: stop at once.
     env.put("SUBRANGE_SHUTDOWN_DRAIN", "0s");
     env.putAll(environment);
-    env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port));
-    if ("reconciler".equals(env.get("SUBRANGE_ROLE"))) {
-      env.put("JAVA_TOOL_OPTIONS", (env.get("JAVA_TOOL_OPTIONS") + " "
-          + System.getProperty("subrange.reconciler.jvm.options", "")).strip());
-    }
+    env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port, env.get("SUBRANGE_ROLE")));
     Instant started = Instant.now();
     Process process;
     try {
@@ -107,7 +103,14 @@ public final class SubrangeServer implements AutoCloseable {
    * {@code -Dsubrange.reconciler.jvm.options}, after those (to measure it with another JIT, say).
    */
   static String jvmToolOptions(int port) {
+    return jvmToolOptions(port, null);
+  }
+
+  private static String jvmToolOptions(int port, String role) {
     String jvmOptions = System.getProperty("subrange.jvm.options", "");
+    if ("reconciler".equals(role)) {
+      jvmOptions += " " + System.getProperty("subrange.reconciler.jvm.options", "");
+    }
     return (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip().replace("{port}", String.valueOf(port));
   }
 

@@ -164,9 +164,13 @@ final class AdmissionConnection extends ChannelDuplexHandler {
         ctx.close();  // the rest of a body too large did not come either
       }
     }, endpoint.bodyReadTimeout().toNanos(), TimeUnit.NANOSECONDS);
-    if (HttpUtil.getContentLength(request, -1L) > endpoint.maxBodyBytes()) {
+    long declared = HttpUtil.getContentLength(request, -1L);
+    if (declared > endpoint.maxBodyBytes()) {
       cutOff(ctx, endpoint.tooLarge(call.webhook, call.started));
       return;
+    }
+    if (declared > 0) {
+      call.body = new byte[(int) declared];  // the API server says its length: read into it, no copies
     }
     if (HttpUtil.is100ContinueExpected(request)) {
       ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE,

@@ -38,8 +38,8 @@ public class AdmissionEndpoint implements SmartLifecycle {
 
   private static final Logger log = LoggerFactory.getLogger(AdmissionEndpoint.class);
   private static final String UNKNOWN = "unknown";
-  static final String JSON = "application/json";
-  static final String TEXT = "text/plain;charset=UTF-8";
+  private static final String JSON = "application/json";
+  private static final String TEXT = "text/plain;charset=UTF-8";
 
   private final AdmissionReviewReader reader;
   private final MutatingAdmission mutating;

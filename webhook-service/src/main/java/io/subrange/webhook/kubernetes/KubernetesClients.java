@@ -45,6 +45,7 @@ public final class KubernetesClients {
     return new KubernetesClientBuilder().withConfig(effective)
         .withHttpClientFactory(new OpenSslClientFactory(effective))
         .withTaskExecutorSupplier(new EventThread())
+        .withKubernetesSerialization(new ClientSerialization())
         .build();
   }
 

@@ -444,6 +444,36 @@ class ServiceAdmissionTest {
     assertThat(updateTo(stored, changed).path("spec").path("ports").get(0).has("nodePort")).isFalse();
   }
 
+  /**
+   * The API server sends managedFields in request.object (and oldObject). Admission drops them
+   * before decoding; they must come through untouched: no patch operation reaches metadata.
+   */
+  @Test
+  void managedFieldsPassThroughUntouched() throws Exception {
+    ObjectNode svc = service("mf", "tracked", "NodePort", null);
+    JsonNode managed = AdmissionReviews.JSON.readTree("""
+        [{"manager":"kubectl-create","operation":"Update","apiVersion":"v1","time":"2026-11-27T13:37:25Z",
+          "fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:ports":{".":{},
+          "k:{\\"port\\":80,\\"protocol\\":\\"TCP\\"}":{".":{},"f:name":{},"f:port":{}}},"f:type":{}}}}]
+        """);
+    ((ObjectNode) svc.path("metadata")).set("managedFields", managed);
+    ObjectNode request = review("CREATE", svc, false);
+    JsonNode answer = admit(request);
+    assertThat(AdmissionReviews.patch(answer)).isNotEmpty()
+        .allSatisfy(op -> assertThat(op.path("path").asText()).startsWith("/spec"));
+    JsonNode stored = AdmissionReviews.admitted(request, answer);
+    assertThat(stored.path("metadata").path("managedFields")).isEqualTo(managed);
+    assertThat(stored.path("spec").path("ports").get(0).path("nodePort").asInt()).isPositive();
+    assertThat(stored.path("spec").path("clusterIP").asText()).isNotEmpty();
+
+    ObjectNode changed = stored.deepCopy();
+    ((ObjectNode) changed.path("metadata")).putObject("labels").put("tier", "front");
+    JsonNode updated = updateTo(stored, changed);
+    assertThat(updated.path("metadata").path("managedFields")).isEqualTo(managed);
+    assertThat(updated.path("metadata").path("labels").path("tier").asText()).isEqualTo("front");
+    assertThat(updated.path("spec")).isEqualTo(stored.path("spec"));
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   private JsonNode create(ObjectNode service) {

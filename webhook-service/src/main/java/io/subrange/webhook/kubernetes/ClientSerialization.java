@@ -3,10 +3,7 @@ package io.subrange.webhook.kubernetes;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.util.JsonParserSequence;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectReader;
-import com.fasterxml.jackson.databind.util.TokenBuffer;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.WatchEvent;
@@ -70,12 +67,37 @@ final class ClientSerialization extends KubernetesSerialization {
    * shape or its kind has no class, for fabric8 to decode.
    */
   WatchEvent watchEvent(String json) {
-    try (JsonParser parser = mapper.createParser(json)) {
-      if (parser.nextToken() != JsonToken.START_OBJECT || !"type".equals(parser.nextFieldName())) {
+    try {
+      Class<? extends KubernetesResource> objectClass = objectClass(json);
+      if (objectClass == null) {
         return null;
       }
-      String type = parser.nextTextValue();
-      if (type == null || !"object".equals(parser.nextFieldName()) || parser.nextToken() != JsonToken.START_OBJECT) {
+      try (JsonParser parser = mapper.createParser(json)) {
+        String type = objectStart(parser);
+        if (type == null) {
+          return null;
+        }
+        Object decoded = mapper.readerFor(objectClass).readValue(parser);
+        if (parser.nextToken() != JsonToken.END_OBJECT || parser.nextToken() != null) {
+          return null;
+        }
+        WatchEvent event = new WatchEvent();
+        event.setType(type);
+        event.setObject(decoded);
+        return event;
+      }
+    } catch (IOException | RuntimeException e) {
+      return null;  // fabric8's own decoding says what is wrong with it
+    }
+  }
+
+  /**
+   * The class of the event's object, from its first two fields, read by a parser of its own (a
+   * dozen tokens): the object is then decoded from its start by another, with no tokens to replay.
+   */
+  private Class<? extends KubernetesResource> objectClass(String json) throws IOException {
+    try (JsonParser parser = mapper.createParser(json)) {
+      if (objectStart(parser) == null) {
         return null;
       }
       String kind = null;
@@ -91,29 +113,19 @@ final class ClientSerialization extends KubernetesSerialization {
           return null;
         }
       }
-      Class<? extends KubernetesResource> objectClass =
-          kind == null || apiVersion == null ? null : getRegisteredKubernetesResource(apiVersion, kind);
-      if (objectClass == null) {
-        return null;
-      }
-      // The object's first two fields are already read: replay them ahead of the rest.
-      TokenBuffer start = new TokenBuffer(parser);
-      start.writeStartObject();
-      start.writeStringField("kind", kind);
-      start.writeStringField("apiVersion", apiVersion);
-      JsonParser object = JsonParserSequence.createFlattened(false, start.asParser(), parser);
-      object.nextToken();
-      ObjectReader reader = mapper.readerFor(objectClass);
-      Object decoded = reader.readValue(object);
-      if (parser.nextToken() != JsonToken.END_OBJECT || parser.nextToken() != null) {
-        return null;
-      }
-      WatchEvent event = new WatchEvent();
-      event.setType(type);
-      event.setObject(decoded);
-      return event;
-    } catch (IOException | RuntimeException e) {
-      return null;  // fabric8's own decoding says what is wrong with it
+      return kind == null || apiVersion == null ? null : getRegisteredKubernetesResource(apiVersion, kind);
     }
+  }
+
+  /** Reads {@code {"type":…,"object":{}, leaving the parser on the object's start; the type, or null. */
+  private static String objectStart(JsonParser parser) throws IOException {
+    if (parser.nextToken() != JsonToken.START_OBJECT || !"type".equals(parser.nextFieldName())) {
+      return null;
+    }
+    String type = parser.nextTextValue();
+    if (type == null || !"object".equals(parser.nextFieldName()) || parser.nextToken() != JsonToken.START_OBJECT) {
+      return null;
+    }
+    return type;
   }
 }

@@ -317,7 +317,7 @@ final class CostScenario {
   /**
    * Waits, at most {@link #JIT_IDLE_LIMIT}, until the JVMs' compiler threads have used no CPU for
    * half a second (their accounting counts in ticks of 10 ms), so that compiles started before
-   * the measured run do not land in it. A deployed JVM is scraped by Prometheus every few seconds
+   * the measured run do not land in it. A deployed JVM is scraped by Prometheus at a steady interval
    * and has its metrics code compiled once; the harness reads the reconciler's metrics only around
    * each run, so without the wait that code was compiled inside the run: about 150 of the
    * reconciler's 260 compiles in one measured run (-Xlog:jit+compilation, "Eleventh round").

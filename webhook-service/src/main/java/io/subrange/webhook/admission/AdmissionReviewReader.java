@@ -117,8 +117,8 @@ public class AdmissionReviewReader {
 
   /**
    * Drops {@code metadata.managedFields}: nothing in admission reads them, the patch never
-   * covers them, and decoding them into the model (every field path as nested maps) was about a
-   * sixth of decoding a Service.
+   * covers them, and the model decodes every field path of them into nested maps
+   * (ObjectDecodingBenchmark measures a Service's AdmissionReview with and without them).
    */
   private static void withoutManagedFields(JsonNode object) {
     if (object.get("metadata") instanceof ObjectNode metadata) {

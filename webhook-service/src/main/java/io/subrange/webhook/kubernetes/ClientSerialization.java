@@ -16,8 +16,8 @@ import java.io.IOException;
  *
  * <ul>
  *   <li>Objects are read without {@code metadata.managedFields}. Nothing in subrange reads them,
- *       and fabric8 builds every field path of them into nested maps: a third of a Service
- *       event's bytes, the dearest third. Writes are unaffected: the API server keeps an object's
+ *       and fabric8 builds every field path of them into nested maps: about a third of a Service
+ *       event's bytes. Writes are unaffected: the API server keeps an object's
  *       managedFields when an update leaves them out.</li>
  *   <li>A watch event's object is decoded straight into its class. fabric8 decodes it into a JSON
  *       tree first, to find its kind, and then converts the tree; the API server writes {@code kind}

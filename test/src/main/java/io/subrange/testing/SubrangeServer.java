@@ -29,7 +29,7 @@ public final class SubrangeServer implements AutoCloseable {
   private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
 
   /** The JVM options manifests/configmap.yaml gives the container, as far as they apply here. */
-  static final String DEFAULT_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:PerMethodTrapLimit=0";
+  static final String DEFAULT_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError";
 
   private final Process process;
   private final Map<String, String> environment;
@@ -97,7 +97,7 @@ public final class SubrangeServer implements AutoCloseable {
   /**
    * {@code JAVA_TOOL_OPTIONS} for a JVM the harness starts to serve webhooks (subrange, or the
    * no-op baseline): as manifests/configmap.yaml runs subrange, with the JVM's default JIT (C1 then
-   * C2) and C2's trap limit as deployed (see docs/performance.md). Options from {@code -Dsubrange.jvm.options} come after and win
+   * C2; see docs/performance.md). Options from {@code -Dsubrange.jvm.options} come after and win
    * (e.g. -XX:TieredStopAtLevel=1 for C1 only, or a flight recording while measuring; {@code {port}}
    * tells the processes' files apart). A reconciler's JVM also gets
    * {@code -Dsubrange.reconciler.jvm.options}, after those (to measure it with another JIT, say).

@@ -16,9 +16,10 @@ class SubrangeServerTest {
   private static final Pattern TOOL_OPTIONS = Pattern.compile("(?m)^\\s*JAVA_TOOL_OPTIONS:\\s*\"([^\"]*)\"");
 
   /**
-   * The JVMs the harness and ./run-local start run with the options the container gets, so what
-   * the load harness measures is what is deployed. The heap's share of the container's memory is
-   * the one option that means nothing outside a container.
+   * The JVMs the harness and ./run-local start get the JAVA_TOOL_OPTIONS the container gets (a
+   * JIT or trap setting tried in the harness and not deployed would otherwise measure something
+   * that runs nowhere). The heap's share of the container's memory is the one option that means
+   * nothing outside a container; the harness sets its heap on the command line.
    */
   @Test
   void jvmOptionsAreTheDeployedOnes() throws IOException {
@@ -26,9 +27,8 @@ class SubrangeServerTest {
     Matcher deployed = TOOL_OPTIONS.matcher(configMap);
     assertThat(deployed.find()).as("JAVA_TOOL_OPTIONS in manifests/configmap.yaml").isTrue();
 
-    Set<String> containerOnly = Set.of("-XX:MaxRAMPercentage=75");
-    assertThat(options(SubrangeServer.DEFAULT_JVM_OPTIONS))
-        .isEqualTo(options(deployed.group(1)).stream().filter(o -> !containerOnly.contains(o)).collect(Collectors.toSet()));
+    assertThat(options(SubrangeServer.DEFAULT_JVM_OPTIONS)).isEqualTo(options(deployed.group(1)).stream()
+        .filter(o -> !o.startsWith("-XX:MaxRAMPercentage=")).collect(Collectors.toSet()));
   }
 
   private static Set<String> options(String line) {

@@ -183,7 +183,7 @@ final class CostScenario {
          KubernetesClient admin = plane.client()) {
       Config config = plane.config();
       if (options.measures(BUILT_IN)) {
-        results.put(BUILT_IN, run(config, BUILT_IN, options.warmUp(), Map.of(), null));
+        results.put(BUILT_IN, run(config, BUILT_IN, options.warmUp(), Map.of(), null, null));
       }
       if (options.measures(NO_OP)) {
         results.put(NO_OP, noOp(config, admin, workDir));
@@ -194,7 +194,7 @@ final class CostScenario {
             settings.withWebhooks(1))) {
           // The next cluster starts from the store this one leaves (run leaves it as it found it),
           // and registers under the same names: let nothing call this one's address once it is gone.
-          results.put(ONE, run(config, ONE, options.warmUp(), CpuUse.processes(cluster), cluster));
+          results.put(ONE, run(config, ONE, options.warmUp(), CpuUse.processes(cluster), cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, ONE);
           cluster.unregisterWebhooks();
         }
@@ -208,7 +208,7 @@ final class CostScenario {
           settings.withWebhooks(options.replicas()))) {
         // Each replica serves about a third of the creates: as many rounds each as one replica gets.
         results.put(REPLICAS, run(config, REPLICAS, options.warmUp().times(options.replicas()),
-            CpuUse.processes(cluster), cluster));
+            CpuUse.processes(cluster), cluster, cluster.probes()));
         checkNothingRepaired(cluster, prefix, REPLICAS);
         if (held) {
           hold(config);
@@ -217,7 +217,7 @@ final class CostScenario {
           // the held run's extra CPU in the ninth round (docs/performance.md). A round of the
           // measured run's mix per replica first, as every other measured run has before it.
           results.put(HELD, run(config, HELD, WarmUp.exactly(options.replicas()), CpuUse.processes(cluster),
-              cluster));
+              cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, HELD);
         }
         LoadHarness.printStoreMetrics(cluster);
@@ -229,12 +229,14 @@ final class CostScenario {
 
   /** The no-op webhook registered as subrange would be, measured, then removed. */
   private Measured noOp(Config config, KubernetesClient admin, Path workDir) {
-    try (NoOpWebhookProcess noOp = NoOpWebhookProcess.start(repo, workDir)) {
+    try (NoOpWebhookProcess noOp = NoOpWebhookProcess.start(repo, workDir);
+         KubeletProbes probes = new KubeletProbes()) {
+      probes.watch(noOp.pod(KubeletProbes.declared(repo, "deployment.yaml")));
       System.out.println("   " + noOp.describe());
       WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
       Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
       processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
-      Measured measured = run(config, NO_OP, options.warmUp(), processes, null);
+      Measured measured = run(config, NO_OP, options.warmUp(), processes, null, probes);
       System.out.println("   " + noOp.describe());
       // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
       WebhookRegistration.unregister(admin, noOp::serviceCreates);
@@ -265,9 +267,11 @@ final class CostScenario {
    * @param warmUp rounds of {@code services} creates and deletes before the measured run
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
    * @param subrange the subrange deployment being measured; null for the built-in and the no-op
+   * @param probes the kubelet's probes of the webhook side, running all along (their CPU counts
+   *     in the run, as in a cluster); null for the built-in
    */
   private Measured run(Config config, String label, WarmUp warmUp, Map<String, List<ProcessHandle>> processes,
-      ReplicatedCluster subrange) {
+      ReplicatedCluster subrange, KubeletProbes probes) {
     int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
@@ -276,8 +280,9 @@ final class CostScenario {
       warmUp(load, namespace, warmUp, jvms(processes), subrange);
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
-      // Reading the reconciler's metrics runs code the harness runs only here; what the JIT
-      // compiles of it is the harness's cost, not the creates': the CPU is counted without it.
+      // The harness's read of the reconciler's metrics is one more scrape (KubeletProbes scrapes
+      // every 30 s, as Prometheus would); whatever the JIT still compiles after it is the
+      // harness's cost, not the creates': the CPU is counted without it.
       // (A pass in the wait counts among the run's passes, its CPU not in the run's.)
       Passes passesBefore = Passes.read(subrange);
       awaitJitIdle(jvms(processes));
@@ -285,6 +290,7 @@ final class CostScenario {
       ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
       // Markers for test/scripts/profile-cost, which records these processes in between.
       System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
+      Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
@@ -300,6 +306,11 @@ final class CostScenario {
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),
             reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
         System.out.printf("   %-11s reconciler passes in it: %s%n", "", passesAfter.since(passesBefore));
+      }
+      if (probes != null) {
+        // A failed readiness probe would take a pod out of the Service's endpoints in a cluster.
+        System.out.printf("   %-11s kubelet probes and Prometheus scrapes in it: %s%n", "",
+            probes.describeSince(probesBefore));
       }
       CpuUse beforeDeletes = CpuUse.sample(processes);
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
@@ -318,9 +329,10 @@ final class CostScenario {
    * Waits, at most {@link #JIT_IDLE_LIMIT}, until the JVMs' compiler threads have used no CPU for
    * half a second (their accounting counts in ticks of 10 ms), so that compiles started before
    * the measured run do not land in it. A deployed JVM is scraped by Prometheus at a steady interval
-   * and has its metrics code compiled once; the harness reads the reconciler's metrics only around
-   * each run, so without the wait that code was compiled inside the run: about 150 of the
-   * reconciler's 260 compiles in one measured run (-Xlog:jit+compilation, "Eleventh round").
+   * and has its metrics code compiled once; when the harness read the reconciler's metrics only
+   * around each run (before {@link KubeletProbes}), without the wait that code was compiled inside
+   * the run: about 150 of the reconciler's 260 compiles in one measured run
+   * (-Xlog:jit+compilation, "Eleventh round").
    */
   private static void awaitJitIdle(List<ProcessHandle> jvms) {
     long deadline = System.nanoTime() + JIT_IDLE_LIMIT.toNanos();

@@ -34,7 +34,8 @@ import javax.net.ssl.SSLSession;
  * Reactor Netty: HTTPS on loopback with the serving pair subrange would get, HTTP/1.1 with
  * keep-alive, two event loops. Run as its own JVM by {@link NoOpWebhookProcess}:
  * {@code NoOpWebhook PORT CERT_DIR}. {@code GET /count} answers how many Service CREATEs it
- * has allowed (mutating and validating calls both), to tell when the API server calls it.
+ * has allowed (mutating and validating calls both), to tell when the API server calls it;
+ * {@code GET /livez} and {@code /readyz} answer 200, for the kubelet's probes ({@link KubeletProbes}).
  */
 public final class NoOpWebhook extends AbstractVerticle {
 
@@ -107,6 +108,11 @@ public final class NoOpWebhook extends AbstractVerticle {
   private static void handle(HttpServerRequest request) {
     if (HttpMethod.GET.equals(request.method()) && "/count".equals(request.path())) {
       request.response().putHeader("content-type", "text/plain").end(Long.toString(SERVICE_CREATES.get()));
+      return;
+    }
+    if (HttpMethod.GET.equals(request.method()) && ("/livez".equals(request.path())
+        || "/readyz".equals(request.path()))) {
+      request.response().putHeader("content-type", "text/plain").end("ok");
       return;
     }
     if (!HttpMethod.POST.equals(request.method())) {

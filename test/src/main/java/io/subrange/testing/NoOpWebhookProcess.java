@@ -15,7 +15,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -139,6 +141,17 @@ public final class NoOpWebhookProcess implements AutoCloseable {
   /** https://127.0.0.1:port */
   public String baseUrl() {
     return "https://127.0.0.1:" + port;
+  }
+
+  /**
+   * This process as subrange's webhook pod would be probed ({@code declared}, from
+   * manifests/deployment.yaml): the probes on its serving port; it has no metrics port to scrape.
+   */
+  public KubeletProbes.Pod pod(List<KubeletProbes.HttpProbe> declared) {
+    List<KubeletProbes.HttpProbe> probes = declared.stream().filter(p -> !p.portName().equals("metrics")).toList();
+    Map<String, Integer> ports = new LinkedHashMap<>();
+    probes.forEach(p -> ports.put(p.portName(), port));
+    return new KubeletProbes.Pod("no-op", ports, certificates.trustingContext(), probes);
   }
 
   /** The CA that signed its serving certificate, as a webhook configuration's caBundle wants it. */

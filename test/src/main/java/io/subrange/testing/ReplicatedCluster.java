@@ -15,7 +15,8 @@ import java.util.Map;
  * subrange as it runs in a cluster, on loopback: webhook replicas sharing their state through
  * ConfigMaps ({@code subrange.store=kubernetes}), one reconciler process (in a cluster, the
  * reconciler Deployment's pods elect theirs through a Lease), and a TCP balancer in front of the replicas standing in for the
- * Service the API server calls.
+ * Service the API server calls. Each process is probed from its start as the kubelet probes its
+ * pod, and scraped as Prometheus scrapes it ({@link KubeletProbes}).
  */
 public final class ReplicatedCluster implements AutoCloseable {
 
@@ -33,6 +34,9 @@ public final class ReplicatedCluster implements AutoCloseable {
   private final List<SubrangeServer> webhooks = new ArrayList<>();
   private SubrangeServer reconciler;
   private TcpBalancer balancer;
+  private final KubeletProbes probes = new KubeletProbes();
+  private final List<KubeletProbes.HttpProbe> webhookProbes;
+  private final List<KubeletProbes.HttpProbe> reconcilerProbes;
 
   /**
    * @param webhooks how many webhook replicas
@@ -96,6 +100,8 @@ public final class ReplicatedCluster implements AutoCloseable {
     this.certificates = certificates;
     this.settings = settings;
     this.workDir = workDir;
+    this.webhookProbes = KubeletProbes.declared(repo, "deployment.yaml");
+    this.reconcilerProbes = KubeletProbes.declared(repo, "reconciler.yaml");
   }
 
   /**
@@ -113,12 +119,15 @@ public final class ReplicatedCluster implements AutoCloseable {
       Certificates certificates = Certificates.make(repo, Files.createTempDirectory("subrange-replicated-certs"));
       cluster = new ReplicatedCluster(repo, client, certificates, settings, workDir);
       Path kubeconfig = plane.writeKubeconfig(workDir.resolve("kubeconfig"));
-      cluster.reconciler = SubrangeServer.start(repo, certificates, Processes.freePort(), Processes.freePort(),
+      cluster.reconciler = SubrangeServer.launch(repo, certificates, Processes.freePort(), Processes.freePort(),
           cluster.environment("reconciler", kubeconfig), workDir.resolve("subrange-reconciler.log"));
+      cluster.watchReconciler();
+      cluster.reconciler.awaitReady(Duration.ofSeconds(90));
       Path webhookKubeconfig = settings.webhookKubeconfig() == null ? kubeconfig : settings.webhookKubeconfig();
       for (int i = 0; i < settings.webhooks(); i++) {
         cluster.webhooks.add(SubrangeServer.launch(repo, certificates, Processes.freePort(), Processes.freePort(),
             cluster.environment("webhook", webhookKubeconfig), workDir.resolve("subrange-webhook-" + i + ".log")));
+        cluster.watchWebhook(i);
       }
       for (SubrangeServer webhook : cluster.webhooks) {
         webhook.awaitReady(Duration.ofSeconds(120));
@@ -139,9 +148,30 @@ public final class ReplicatedCluster implements AutoCloseable {
     }
   }
 
+  private void watchWebhook(int replica) {
+    probes.watch(pod("webhook-" + replica, webhooks.get(replica), webhookProbes));
+  }
+
+  private void watchReconciler() {
+    probes.watch(pod("reconciler", reconciler, reconcilerProbes));
+  }
+
+  /** The process as a pod to probe: the port named metrics is its management port, any other its main port. */
+  private static KubeletProbes.Pod pod(String name, SubrangeServer server, List<KubeletProbes.HttpProbe> declared) {
+    Map<String, Integer> ports = new LinkedHashMap<>();
+    for (KubeletProbes.HttpProbe probe : declared) {
+      ports.put(probe.portName(), probe.portName().equals("metrics") ? server.managementPort() : server.port());
+    }
+    return new KubeletProbes.Pod(name, ports, server.certificates().trustingContext(), declared);
+  }
+
   private Map<String, String> environment(String role, Path kubeconfig) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SUBRANGE_ROLE", role);
+    if (role.equals("reconciler")) {
+      // As manifests/reconciler.yaml: only the kubelet's probes and Prometheus call it.
+      env.put("SERVER_SSL_ENABLED", "false");
+    }
     env.put("SUBRANGE_STORE", "kubernetes");
     env.put("SUBRANGE_KUBERNETES_NAMESPACE", NAMESPACE);
     env.put("SUBRANGE_SERVICE_CIDRS", settings.serviceCidrs());
@@ -203,29 +233,41 @@ public final class ReplicatedCluster implements AutoCloseable {
     return balancer;
   }
 
+  /** The kubelet's probes and Prometheus' scrapes of every process here. */
+  public KubeletProbes probes() {
+    return probes;
+  }
+
   public Settings settings() {
     return settings;
   }
 
   /** kill -9 of one webhook replica. */
   public void kill(int replica) {
+    probes.forget("webhook-" + replica);
     webhooks.get(replica).kill();
   }
 
   /** Starts a killed or stopped replica again (same ports, so the balancer finds it). */
   public void restart(int replica) {
     webhooks.set(replica, webhooks.get(replica).restart(repo));
+    watchWebhook(replica);
   }
 
   /** Stops every subrange process (the cluster keeps running): an outage, or before a restart. */
   public void stopAll() {
-    webhooks.forEach(SubrangeServer::close);
+    for (int i = 0; i < webhooks.size(); i++) {
+      probes.forget("webhook-" + i);
+      webhooks.get(i).close();
+    }
+    probes.forget("reconciler");
     reconciler.close();
   }
 
   /** Starts every process again after {@link #stopAll}, the reconciler first, and waits until all are ready. */
   public void startAll() {
     reconciler = reconciler.restart(repo);
+    watchReconciler();
     for (int i = 0; i < webhooks.size(); i++) {
       restart(i);
     }
@@ -238,6 +280,7 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    probes.close();
     if (balancer != null) {
       balancer.close();
     }

@@ -54,7 +54,7 @@ public final class SubrangeServer implements AutoCloseable {
   }
 
   /**
-   * Starts the jar and waits until {@code /readyz} answers over TLS.
+   * Starts the jar and waits until {@code /readyz} answers on its main port.
    *
    * @param environment extra environment, e.g. {@code SUBRANGE_SERVICE_CIDRS}
    */
@@ -122,7 +122,7 @@ public final class SubrangeServer implements AutoCloseable {
     return start(repo, certificates, port, managementPort, environment, logFile);
   }
 
-  /** Waits until {@code /readyz} answers 200 over TLS. */
+  /** Waits until {@code /readyz} answers 200 on the main port (over TLS unless {@code SERVER_SSL_ENABLED=false}). */
   public SubrangeServer awaitReady(Duration timeout) {
     awaitReady(Instant.now().plus(timeout));
     startupTime = Duration.between(started, Instant.now());
@@ -149,7 +149,8 @@ public final class SubrangeServer implements AutoCloseable {
             + tail());
       }
       try {
-        if (tlsClient.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+        HttpClient client = tls() ? tlsClient : plainClient;
+        if (client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
           return;
         }
       } catch (IOException e) {
@@ -164,9 +165,17 @@ public final class SubrangeServer implements AutoCloseable {
     throw new IllegalStateException("subrange was not ready in time:\n" + tail());
   }
 
-  /** https://127.0.0.1:port */
+  /**
+   * https://127.0.0.1:port, or http:// for a process started with {@code SERVER_SSL_ENABLED=false}
+   * (the reconciler, as manifests/reconciler.yaml runs it).
+   */
   public String baseUrl() {
-    return "https://127.0.0.1:" + port;
+    return (tls() ? "https" : "http") + "://127.0.0.1:" + port;
+  }
+
+  /** Whether the main port serves TLS. */
+  public boolean tls() {
+    return !"false".equalsIgnoreCase(environment.get("SERVER_SSL_ENABLED"));
   }
 
   public String mutateUrl() {
@@ -185,7 +194,7 @@ public final class SubrangeServer implements AutoCloseable {
     return certificates;
   }
 
-  /** From process start to the first 200 from /readyz over TLS. */
+  /** From process start to the first 200 from /readyz. */
   public Duration startupTime() {
     return startupTime;
   }

@@ -1,0 +1,261 @@
+package io.subrange.testing;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+
+/**
+ * What calls a subrange pod besides the API server, on loopback: the kubelet's probes as the
+ * manifests declare them, and Prometheus' scrape of /metrics.
+ *
+ * <p>In a cluster these run from the pod's start and all the time it serves. Without them a
+ * harness JVM ran its HTTP server code for the admission calls alone and met the probe and
+ * metrics paths only when the harness read its metrics, and the JIT threw away and recompiled
+ * shared Netty code inside a measured run (docs/performance.md, "Twelfth round"). With them the
+ * probes' own CPU counts in a measured run as it does in a cluster.
+ *
+ * <p>As the kubelet probes (pkg/probe/http): a new connection per probe, closed after the
+ * answer; over TLS without checking the certificate (this context trusts the harness's CA, which
+ * costs the server the same handshake); success is a status from 200 to 399 within the probe's
+ * timeout. The startup probe runs until it succeeds, then liveness and readiness run, each at its
+ * own period, the first after a random part of it. Failures are counted, never acted on: the
+ * harness restarts nothing.
+ */
+public final class KubeletProbes implements AutoCloseable {
+
+  /**
+   * Prometheus' scrape interval: the PodMonitor (manifests/monitoring/podmonitor.yaml) sets none,
+   * so the scraping Prometheus' global one applies; kube-prometheus-stack's is 30 s.
+   */
+  static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(30);
+
+  /** One HTTP GET probe of a container: which one, where, how often, how long it may take. */
+  public record HttpProbe(String kind, String path, String portName, boolean tls, Duration period,
+      Duration timeout) {
+  }
+
+  /** A pod to probe: its ports by the names its manifest gives them, and its TLS context (null: plain HTTP). */
+  public record Pod(String name, Map<String, Integer> ports, SSLContext tls, List<HttpProbe> probes) {
+  }
+
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+    Thread thread = new Thread(runnable, "kubelet-probes");
+    thread.setDaemon(true);
+    return thread;
+  });
+  private final Map<String, Watch> watches = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+
+  /**
+   * The HTTP probes of the first container of the Deployment in {@code manifests/<file>}, and a
+   * Prometheus scrape of {@code /metrics} on its port named {@code metrics}.
+   */
+  public static List<HttpProbe> declared(RepoLayout repo, String file) {
+    Path manifest = repo.manifests().resolve(file);
+    Deployment deployment;
+    try (InputStream in = Files.newInputStream(manifest)) {
+      deployment = new KubernetesSerialization().unmarshal(in, Deployment.class);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Container container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    List<HttpProbe> probes = new ArrayList<>();
+    add(probes, "startup", container.getStartupProbe(), manifest);
+    add(probes, "liveness", container.getLivenessProbe(), manifest);
+    add(probes, "readiness", container.getReadinessProbe(), manifest);
+    // Prometheus keeps its connection open between scrapes; a new one per scrape, as here, adds
+    // only a loopback TCP connect (the metrics port is plain HTTP).
+    probes.add(new HttpProbe("scrape", "/metrics", "metrics", false, SCRAPE_INTERVAL, Duration.ofSeconds(10)));
+    return List.copyOf(probes);
+  }
+
+  private static void add(List<HttpProbe> probes, String kind, Probe probe, Path manifest) {
+    if (probe == null) {
+      return;
+    }
+    HTTPGetAction get = probe.getHttpGet();
+    if (get == null) {
+      throw new IllegalStateException(kind + " probe in " + manifest
+          + " is not an HTTP GET: the harness probes only those");
+    }
+    IntOrString port = get.getPort();
+    if (port.getStrVal() == null) {
+      throw new IllegalStateException(kind + " probe in " + manifest
+          + " names its port by number; the harness maps names");
+    }
+    // The kubelet's defaults where the manifest gives none: every 10 s, 1 s to answer.
+    probes.add(new HttpProbe(kind, get.getPath(), port.getStrVal(), "HTTPS".equalsIgnoreCase(get.getScheme()),
+        Duration.ofSeconds(orDefault(probe.getPeriodSeconds(), 10)),
+        Duration.ofSeconds(orDefault(probe.getTimeoutSeconds(), 1))));
+  }
+
+  private static int orDefault(Integer value, int otherwise) {
+    return value == null ? otherwise : value;
+  }
+
+  /**
+   * Probes {@code pod} from now on as the kubelet does a container that has just started: its
+   * startup probe until that succeeds, then the others. Called again for the same pod name (a
+   * restarted process on the same ports), it starts over.
+   */
+  public void watch(Pod pod) {
+    Watch watch = new Watch();
+    Watch previous = watches.put(pod.name(), watch);
+    if (previous != null) {
+      previous.cancel();
+    }
+    HttpProbe startup = pod.probes().stream().filter(p -> p.kind().equals("startup")).findFirst().orElse(null);
+    Runnable afterStartup = () -> {
+      for (HttpProbe probe : pod.probes()) {
+        if (!probe.kind().equals("startup")) {
+          long periodMillis = probe.period().toMillis();
+          watch.schedule(() -> timer.scheduleAtFixedRate(() -> probe(pod, probe),
+              ThreadLocalRandom.current().nextLong(periodMillis), periodMillis, TimeUnit.MILLISECONDS));
+        }
+      }
+    };
+    if (startup == null) {
+      afterStartup.run();
+      return;
+    }
+    // The startup probe reschedules itself until it first succeeds.
+    Runnable[] startupProbe = new Runnable[1];
+    startupProbe[0] = () -> {
+      if (probe(pod, startup)) {
+        afterStartup.run();
+      } else {
+        watch.schedule(() -> timer.schedule(startupProbe[0], startup.period().toMillis(), TimeUnit.MILLISECONDS));
+      }
+    };
+    watch.schedule(() -> timer.schedule(startupProbe[0], 0, TimeUnit.MILLISECONDS));
+  }
+
+  /** Stops probing {@code podName} (it was stopped for good, or is about to be watched again). */
+  public void forget(String podName) {
+    Watch watch = watches.remove(podName);
+    if (watch != null) {
+      watch.cancel();
+    }
+  }
+
+  /**
+   * One pod's scheduled probes. Once cancelled it schedules nothing more: a startup probe that
+   * succeeds while its pod is being forgotten starts no liveness or readiness probes.
+   */
+  private static final class Watch {
+    private final List<ScheduledFuture<?>> futures = new ArrayList<>();
+    private boolean cancelled;
+
+    synchronized void schedule(Supplier<ScheduledFuture<?>> scheduling) {
+      if (!cancelled) {
+        try {
+          futures.add(scheduling.get());
+        } catch (RejectedExecutionException e) {
+          // closed
+        }
+      }
+    }
+
+    synchronized void cancel() {
+      cancelled = true;
+      futures.forEach(f -> f.cancel(false));
+    }
+  }
+
+  /** Probes and scrapes so far, by kind and outcome ("readiness ok", "liveness failed", ...), summed over the pods. */
+  public Map<String, Long> counts() {
+    Map<String, Long> snapshot = new TreeMap<>();
+    counts.forEach((key, count) -> snapshot.put(key, count.get()));
+    return snapshot;
+  }
+
+  /** The counts since {@code before}, e.g. "liveness ok 3, readiness ok 6, scrape ok 1". */
+  public String describeSince(Map<String, Long> before) {
+    List<String> parts = new ArrayList<>();
+    counts().forEach((key, count) -> {
+      long since = count - before.getOrDefault(key, 0L);
+      if (since > 0) {
+        parts.add(key + " " + since);
+      }
+    });
+    return parts.isEmpty() ? "none" : String.join(", ", parts);
+  }
+
+  /** The failures so far, over every kind. */
+  public long failures() {
+    return counts().entrySet().stream().filter(e -> e.getKey().endsWith(" failed")).mapToLong(Map.Entry::getValue)
+        .sum();
+  }
+
+  private boolean probe(Pod pod, HttpProbe probe) {
+    Integer port = pod.ports().get(probe.portName());
+    boolean ok = port != null && get(pod, probe, port);
+    counts.computeIfAbsent(probe.kind() + (ok ? " ok" : " failed"), k -> new AtomicLong()).incrementAndGet();
+    return ok;
+  }
+
+  /** One GET on a new connection, as the kubelet sends it; true for a 2xx or 3xx within the timeout. */
+  private static boolean get(Pod pod, HttpProbe probe, int port) {
+    int timeout = (int) probe.timeout().toMillis();
+    try (Socket socket = probe.tls() ? pod.tls().getSocketFactory().createSocket() : new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), timeout);
+      socket.setSoTimeout(timeout);
+      OutputStream out = socket.getOutputStream();
+      out.write(("GET " + probe.path() + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
+          + "\r\nUser-Agent: kube-probe/1.20\r\nAccept: */*\r\nConnection: close\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      int status = statusCode(socket.getInputStream());
+      // Read the body to its end, as a client that closes after the answer does.
+      socket.getInputStream().transferTo(OutputStream.nullOutputStream());
+      return status >= 200 && status < 400;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** The status code of an HTTP/1.1 status line ("HTTP/1.1 200 OK"). */
+  private static int statusCode(InputStream in) throws IOException {
+    StringBuilder line = new StringBuilder();
+    for (int c = in.read(); c != -1 && c != '\n'; c = in.read()) {
+      line.append((char) c);
+    }
+    String[] parts = line.toString().trim().split(" ");
+    if (parts.length < 2 || !parts[0].startsWith("HTTP/")) {
+      throw new IOException("not an HTTP status line: " + line);
+    }
+    return Integer.parseInt(parts[1]);
+  }
+
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+}

@@ -1,0 +1,118 @@
+package io.subrange.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class KubeletProbesTest {
+
+  private HttpServer server;
+  /** Requests by path, and the Connection header of the last one. */
+  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final AtomicReference<String> lastConnectionHeader = new AtomicReference<>();
+  private volatile int livezStatus = 200;
+
+  @BeforeEach
+  void serve() throws IOException {
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext("/", exchange -> {
+      String path = exchange.getRequestURI().getPath();
+      requests.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
+      lastConnectionHeader.set(exchange.getRequestHeaders().getFirst("Connection"));
+      int status = path.equals("/livez") ? livezStatus : 200;
+      byte[] body = "ok".getBytes();
+      exchange.sendResponseHeaders(status, body.length);
+      exchange.getResponseBody().write(body);
+      exchange.close();
+    });
+    server.start();
+  }
+
+  @AfterEach
+  void stop() {
+    server.stop(0);
+  }
+
+  /** The manifests' probes, as the harness runs them: what the kubelet would call, how often. */
+  @Test
+  void readsTheProbesTheManifestsDeclare() {
+    List<KubeletProbes.HttpProbe> webhook = KubeletProbes.declared(RepoLayout.locate(), "deployment.yaml");
+    assertThat(webhook).extracting(KubeletProbes.HttpProbe::kind)
+        .containsExactly("startup", "liveness", "readiness", "scrape");
+    assertThat(webhook.get(0)).isEqualTo(new KubeletProbes.HttpProbe("startup", "/livez", "https", true,
+        Duration.ofSeconds(2), Duration.ofSeconds(1)));
+    assertThat(webhook.get(2).path()).isEqualTo("/readyz");
+    assertThat(webhook.get(2).period()).isEqualTo(Duration.ofSeconds(5));
+
+    List<KubeletProbes.HttpProbe> reconciler = KubeletProbes.declared(RepoLayout.locate(), "reconciler.yaml");
+    assertThat(reconciler).filteredOn(p -> !p.kind().equals("scrape"))
+        .allSatisfy(p -> {
+          assertThat(p.portName()).isEqualTo("http");
+          assertThat(p.tls()).as("the reconciler serves plain HTTP").isFalse();
+        });
+    assertThat(reconciler.get(3)).isEqualTo(new KubeletProbes.HttpProbe("scrape", "/metrics", "metrics", false,
+        KubeletProbes.SCRAPE_INTERVAL, Duration.ofSeconds(10)));
+  }
+
+  /** Liveness and readiness wait for the startup probe; each probe is a new connection the kubelet closes. */
+  @Test
+  void probesAfterStartupOnNewConnections() {
+    livezStatus = 503;
+    List<KubeletProbes.HttpProbe> probes = List.of(
+        probe("startup", "/livez"), probe("liveness", "/livez"), probe("readiness", "/readyz"));
+    try (KubeletProbes kubelet = new KubeletProbes()) {
+      kubelet.watch(new KubeletProbes.Pod("pod", Map.of("http", server.getAddress().getPort()), null, probes));
+      await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.counts().getOrDefault("startup failed", 0L) >= 3);
+      assertThat(requests).doesNotContainKey("/readyz");
+
+      livezStatus = 200;
+      await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.counts().getOrDefault("readiness ok", 0L) >= 3
+          && kubelet.counts().getOrDefault("liveness ok", 0L) >= 3);
+      assertThat(kubelet.counts()).containsEntry("startup ok", 1L);
+      assertThat(lastConnectionHeader.get()).isEqualToIgnoringCase("close");
+
+      kubelet.forget("pod");
+      Map<String, Long> afterForget = kubelet.counts();
+      int readyz = requests.get("/readyz").get();
+      sleep(400);
+      assertThat(requests.get("/readyz").get()).as("no probes once forgotten").isLessThanOrEqualTo(readyz + 1);
+      assertThat(kubelet.describeSince(afterForget)).isIn("none", "readiness ok 1", "liveness ok 1");
+    }
+  }
+
+  /** A port nothing listens on is a failure, counted, and the probing goes on. */
+  @Test
+  void countsFailuresAndGoesOn() {
+    int closedPort = Processes.freePort();
+    try (KubeletProbes kubelet = new KubeletProbes()) {
+      kubelet.watch(new KubeletProbes.Pod("gone", Map.of("http", closedPort), null,
+          List.of(probe("liveness", "/livez"))));
+      await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.failures() >= 3);
+      assertThat(kubelet.counts()).doesNotContainKey("liveness ok");
+    }
+  }
+
+  private static KubeletProbes.HttpProbe probe(String kind, String path) {
+    return new KubeletProbes.HttpProbe(kind, path, "http", false, Duration.ofMillis(100), Duration.ofSeconds(1));
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -12,6 +12,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
 
 /**
  * What calls a subrange pod besides the API server, on loopback: the kubelet's probes as the
@@ -43,7 +44,8 @@ import javax.net.ssl.SSLContext;
  *
  * <p>As the kubelet probes (pkg/probe/http): a new connection per probe, closed after the
  * answer; over TLS without checking the certificate (this context trusts the harness's CA, which
- * costs the server the same handshake); success is a status from 200 to 399 within the probe's
+ * costs the server the same handshake) and without resuming a session, so a full handshake each
+ * time; success is a status from 200 to 399 within the probe's
  * timeout. The startup probe runs until it succeeds, then liveness and readiness run, each at its
  * own period, the first after a random part of it. Failures are counted, never acted on: the
  * harness restarts nothing.
@@ -61,17 +63,25 @@ public final class KubeletProbes implements AutoCloseable {
       Duration timeout) {
   }
 
-  /** A pod to probe: its ports by the names its manifest gives them, and its TLS context (null: plain HTTP). */
-  public record Pod(String name, Map<String, Integer> ports, SSLContext tls, List<HttpProbe> probes) {
+  /**
+   * A pod to probe: its ports by the names its manifest gives them, and the CA its serving
+   * certificate is signed by (null when it serves only plain HTTP).
+   */
+  public record Pod(String name, Map<String, Integer> ports, Certificates certificates, List<HttpProbe> probes) {
   }
 
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+  /** The kubelet probes from a goroutine per probe: two threads keep one slow probe from holding up all the rest. */
+  private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2, runnable -> {
     Thread thread = new Thread(runnable, "kubelet-probes");
     thread.setDaemon(true);
     return thread;
   });
   private final Map<String, Watch> watches = new ConcurrentHashMap<>();
-  private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+  private final Map<Outcome, AtomicLong> counts = new ConcurrentHashMap<>();
+
+  /** What a pod's probe of a kind came to: "readiness ok", "liveness failed". */
+  private record Outcome(String pod, String outcome) {
+  }
 
   /**
    * The HTTP probes of the first container of the Deployment in {@code manifests/<file>}, and a
@@ -90,8 +100,8 @@ public final class KubeletProbes implements AutoCloseable {
     add(probes, "startup", container.getStartupProbe(), manifest);
     add(probes, "liveness", container.getLivenessProbe(), manifest);
     add(probes, "readiness", container.getReadinessProbe(), manifest);
-    // Prometheus keeps its connection open between scrapes; a new one per scrape, as here, adds
-    // only a loopback TCP connect (the metrics port is plain HTTP).
+    // Prometheus keeps its connection open between scrapes; a new one per scrape, as here, adds a
+    // loopback TCP connect and the server's set-up of a channel every 30 s (plain HTTP).
     probes.add(new HttpProbe("scrape", "/metrics", "metrics", false, SCRAPE_INTERVAL, Duration.ofSeconds(10)));
     return List.copyOf(probes);
   }
@@ -136,7 +146,9 @@ public final class KubeletProbes implements AutoCloseable {
       for (HttpProbe probe : pod.probes()) {
         if (!probe.kind().equals("startup")) {
           long periodMillis = probe.period().toMillis();
-          watch.schedule(() -> timer.scheduleAtFixedRate(() -> probe(pod, probe),
+          // Fixed delay: a late probe does not make the next ones run back to back (the kubelet's
+          // ticker drops the ticks it missed).
+          watch.schedule(() -> timer.scheduleWithFixedDelay(() -> probe(pod, probe),
               ThreadLocalRandom.current().nextLong(periodMillis), periodMillis, TimeUnit.MILLISECONDS));
         }
       }
@@ -175,6 +187,7 @@ public final class KubeletProbes implements AutoCloseable {
 
     synchronized void schedule(Supplier<ScheduledFuture<?>> scheduling) {
       if (!cancelled) {
+        futures.removeIf(ScheduledFuture::isDone);
         try {
           futures.add(scheduling.get());
         } catch (RejectedExecutionException e) {
@@ -192,7 +205,18 @@ public final class KubeletProbes implements AutoCloseable {
   /** Probes and scrapes so far, by kind and outcome ("readiness ok", "liveness failed", ...), summed over the pods. */
   public Map<String, Long> counts() {
     Map<String, Long> snapshot = new TreeMap<>();
-    counts.forEach((key, count) -> snapshot.put(key, count.get()));
+    counts.forEach((key, count) -> snapshot.merge(key.outcome(), count.get(), Long::sum));
+    return snapshot;
+  }
+
+  /** The same for one pod. */
+  public Map<String, Long> counts(String podName) {
+    Map<String, Long> snapshot = new TreeMap<>();
+    counts.forEach((key, count) -> {
+      if (key.pod().equals(podName)) {
+        snapshot.put(key.outcome(), count.get());
+      }
+    });
     return snapshot;
   }
 
@@ -217,28 +241,61 @@ public final class KubeletProbes implements AutoCloseable {
   private boolean probe(Pod pod, HttpProbe probe) {
     Integer port = pod.ports().get(probe.portName());
     boolean ok = port != null && get(pod, probe, port);
-    counts.computeIfAbsent(probe.kind() + (ok ? " ok" : " failed"), k -> new AtomicLong()).incrementAndGet();
+    counts.computeIfAbsent(new Outcome(pod.name(), probe.kind() + (ok ? " ok" : " failed")), k -> new AtomicLong())
+        .incrementAndGet();
     return ok;
   }
 
-  /** One GET on a new connection, as the kubelet sends it; true for a 2xx or 3xx within the timeout. */
+  /**
+   * One GET on a new connection, as the kubelet (or Prometheus, for a scrape) sends it; true for
+   * a 2xx or 3xx, the answer read to its end, before the probe's timeout. The timeout covers the
+   * whole exchange, connect, handshake and reads, as the kubelet's client timeout does.
+   */
   private static boolean get(Pod pod, HttpProbe probe, int port) {
-    int timeout = (int) probe.timeout().toMillis();
-    try (Socket socket = probe.tls() ? pod.tls().getSocketFactory().createSocket() : new Socket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), timeout);
-      socket.setSoTimeout(timeout);
+    long deadline = System.nanoTime() + probe.timeout().toNanos();
+    // A new TLS context each time: it has no session to resume, so the server does a full
+    // handshake, as for the kubelet's Go client, which keeps no sessions.
+    try (Socket socket = probe.tls() ? pod.certificates().trustingContext().getSocketFactory().createSocket()
+        : new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), remainingMillis(deadline));
+      socket.setSoTimeout(remainingMillis(deadline));
+      if (socket instanceof SSLSocket tls) {
+        tls.startHandshake();
+      }
       OutputStream out = socket.getOutputStream();
-      out.write(("GET " + probe.path() + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
-          + "\r\nUser-Agent: kube-probe/1.20\r\nAccept: */*\r\nConnection: close\r\n\r\n")
-          .getBytes(StandardCharsets.US_ASCII));
+      out.write(request(probe, port).getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      int status = statusCode(socket.getInputStream());
-      // Read the body to its end, as a client that closes after the answer does.
-      socket.getInputStream().transferTo(OutputStream.nullOutputStream());
+      InputStream in = socket.getInputStream();
+      socket.setSoTimeout(remainingMillis(deadline));
+      int status = statusCode(in);
+      // The answer to its end (the server closes after it: Connection: close), within the deadline.
+      byte[] buffer = new byte[8192];
+      do {
+        socket.setSoTimeout(remainingMillis(deadline));
+      } while (in.read(buffer) != -1);
       return status >= 200 && status < 400;
     } catch (IOException | RuntimeException e) {
       return false;
     }
+  }
+
+  /** The kubelet's probe request, or Prometheus' scrape (which asks for OpenMetrics first). */
+  private static String request(HttpProbe probe, int port) {
+    String client = probe.kind().equals("scrape")
+        ? "User-Agent: Prometheus/2.45.0\r\nAccept: application/openmetrics-text;version=1.0.0,"
+            + "application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n"
+        : "User-Agent: kube-probe/1.20\r\nAccept: */*\r\n";
+    return "GET " + probe.path() + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n" + client
+        + "Connection: close\r\n\r\n";
+  }
+
+  /** Milliseconds left until {@code deadline}, at least 1; a timeout once it has passed. */
+  private static int remainingMillis(long deadline) throws SocketTimeoutException {
+    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    if (left <= 0) {
+      throw new SocketTimeoutException("probe timed out");
+    }
+    return (int) left;
   }
 
   /** The status code of an HTTP/1.1 status line ("HTTP/1.1 200 OK"). */

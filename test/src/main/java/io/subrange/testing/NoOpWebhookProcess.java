@@ -151,7 +151,7 @@ public final class NoOpWebhookProcess implements AutoCloseable {
     List<KubeletProbes.HttpProbe> probes = declared.stream().filter(p -> !p.portName().equals("metrics")).toList();
     Map<String, Integer> ports = new LinkedHashMap<>();
     probes.forEach(p -> ports.put(p.portName(), port));
-    return new KubeletProbes.Pod("no-op", ports, certificates.trustingContext(), probes);
+    return new KubeletProbes.Pod("no-op", ports, certificates, probes);
   }
 
   /** The CA that signed its serving certificate, as a webhook configuration's caBundle wants it. */

@@ -162,7 +162,7 @@ public final class ReplicatedCluster implements AutoCloseable {
     for (KubeletProbes.HttpProbe probe : declared) {
       ports.put(probe.portName(), probe.portName().equals("metrics") ? server.managementPort() : server.port());
     }
-    return new KubeletProbes.Pod(name, ports, server.certificates().trustingContext(), declared);
+    return new KubeletProbes.Pod(name, ports, server.certificates(), declared);
   }
 
   private Map<String, String> environment(String role, Path kubeconfig) {
@@ -250,8 +250,9 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   /** Starts a killed or stopped replica again (same ports, so the balancer finds it). */
   public void restart(int replica) {
-    webhooks.set(replica, webhooks.get(replica).restart(repo));
+    webhooks.set(replica, webhooks.get(replica).relaunch(repo));
     watchWebhook(replica);
+    webhooks.get(replica).awaitReady(Duration.ofSeconds(90));
   }
 
   /** Stops every subrange process (the cluster keeps running): an outage, or before a restart. */
@@ -266,8 +267,9 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   /** Starts every process again after {@link #stopAll}, the reconciler first, and waits until all are ready. */
   public void startAll() {
-    reconciler = reconciler.restart(repo);
+    reconciler = reconciler.relaunch(repo);
     watchReconciler();
+    reconciler.awaitReady(Duration.ofSeconds(90));
     for (int i = 0; i < webhooks.size(); i++) {
       restart(i);
     }

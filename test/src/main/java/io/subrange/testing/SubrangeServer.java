@@ -39,11 +39,13 @@ public final class SubrangeServer implements AutoCloseable {
   private final HttpClient tlsClient;
   private final HttpClient plainClient = HttpClient.newHttpClient();
   private final Path logFile;
+  private final boolean tls;
   private Duration startupTime;
   private Instant started;
 
   private SubrangeServer(Process process, Map<String, String> environment, int port, int managementPort,
-      Certificates certificates, Path logFile) {
+      Certificates certificates, Path logFile, boolean tls) {
+    this.tls = tls;
     this.process = process;
     this.environment = Map.copyOf(environment);
     this.port = port;
@@ -80,16 +82,20 @@ public final class SubrangeServer implements AutoCloseable {
     env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port, env.get("SUBRANGE_ROLE")));
     Instant started = Instant.now();
     Process process;
+    boolean tls;
     try {
       Files.createDirectories(logFile.toAbsolutePath().getParent());
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
       builder.environment().putAll(env);
+      // The process's whole environment decides, what it inherits from the harness included.
+      tls = !"false".equalsIgnoreCase(builder.environment().get("SERVER_SSL_ENABLED"));
       process = builder.start();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    SubrangeServer server = new SubrangeServer(process, environment, port, managementPort, certificates, logFile);
+    SubrangeServer server = new SubrangeServer(process, environment, port, managementPort, certificates, logFile,
+        tls);
     server.started = started;
     return server;
   }
@@ -114,12 +120,15 @@ public final class SubrangeServer implements AutoCloseable {
     return (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip().replace("{port}", String.valueOf(port));
   }
 
-  /** Starts this server again, same ports and configuration, after it stopped or was killed. */
-  public SubrangeServer restart(RepoLayout repo) {
+  /**
+   * Starts this server again, same ports and configuration, after it stopped or was killed,
+   * without waiting; {@link #awaitReady} waits.
+   */
+  public SubrangeServer relaunch(RepoLayout repo) {
     if (process.isAlive()) {
       throw new IllegalStateException("still running");
     }
-    return start(repo, certificates, port, managementPort, environment, logFile);
+    return launch(repo, certificates, port, managementPort, environment, logFile);
   }
 
   /** Waits until {@code /readyz} answers 200 on the main port (over TLS unless {@code SERVER_SSL_ENABLED=false}). */
@@ -175,7 +184,7 @@ public final class SubrangeServer implements AutoCloseable {
 
   /** Whether the main port serves TLS. */
   public boolean tls() {
-    return !"false".equalsIgnoreCase(environment.get("SERVER_SSL_ENABLED"));
+    return tls;
   }
 
   public String mutateUrl() {

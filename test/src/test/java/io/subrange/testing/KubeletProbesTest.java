@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -19,8 +20,9 @@ import org.junit.jupiter.api.Test;
 class KubeletProbesTest {
 
   private HttpServer server;
-  /** Requests by path, and the Connection header of the last one. */
+  /** Requests by path, the client ports they came from, and the Connection header of the last one. */
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final List<Integer> clientPorts = new CopyOnWriteArrayList<>();
   private final AtomicReference<String> lastConnectionHeader = new AtomicReference<>();
   private volatile int livezStatus = 200;
 
@@ -31,6 +33,7 @@ class KubeletProbesTest {
       String path = exchange.getRequestURI().getPath();
       requests.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
       lastConnectionHeader.set(exchange.getRequestHeaders().getFirst("Connection"));
+      clientPorts.add(exchange.getRemoteAddress().getPort());
       int status = path.equals("/livez") ? livezStatus : 200;
       byte[] body = "ok".getBytes();
       exchange.sendResponseHeaders(status, body.length);
@@ -81,14 +84,18 @@ class KubeletProbesTest {
       await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.counts().getOrDefault("readiness ok", 0L) >= 3
           && kubelet.counts().getOrDefault("liveness ok", 0L) >= 3);
       assertThat(kubelet.counts()).containsEntry("startup ok", 1L);
+      assertThat(kubelet.counts("pod")).isEqualTo(kubelet.counts());
       assertThat(lastConnectionHeader.get()).isEqualToIgnoringCase("close");
+      assertThat(clientPorts).as("a new connection for every probe").doesNotHaveDuplicates().hasSizeGreaterThan(6);
 
       kubelet.forget("pod");
       Map<String, Long> afterForget = kubelet.counts();
       int readyz = requests.get("/readyz").get();
       sleep(400);
       assertThat(requests.get("/readyz").get()).as("no probes once forgotten").isLessThanOrEqualTo(readyz + 1);
-      assertThat(kubelet.describeSince(afterForget)).isIn("none", "readiness ok 1", "liveness ok 1");
+      // A probe in flight when it was forgotten may still finish (and fail, on a slow machine).
+      assertThat(kubelet.describeSince(afterForget)).isIn("none", "readiness ok 1", "liveness ok 1",
+          "readiness failed 1", "liveness failed 1");
     }
   }
 

@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -68,7 +69,25 @@ public final class KubeletProbes implements AutoCloseable {
    * certificate is signed by (null when it serves only plain HTTP).
    */
   public record Pod(String name, Map<String, Integer> ports, Certificates certificates, List<HttpProbe> probes) {
+
+    /**
+     * A process serving on {@code port} and, unless null, its metrics on {@code metricsPort}: the
+     * probes on the port named {@code metrics} go to the latter, the others to the former. Without
+     * a metrics port those probes are left out.
+     */
+    public static Pod of(String name, int port, Integer metricsPort, Certificates certificates,
+        List<HttpProbe> declared) {
+      List<HttpProbe> probes = declared.stream().filter(p -> metricsPort != null || !p.portName().equals(METRICS))
+          .toList();
+      Map<String, Integer> ports = new LinkedHashMap<>();
+      probes.forEach(p -> ports.put(p.portName(), p.portName().equals(METRICS) ? metricsPort : port));
+      return new Pod(name, ports, certificates, probes);
+    }
   }
+
+  /** The name both manifests give the metrics port. */
+  private static final String METRICS = "metrics";
+  private static final String STARTUP = "startup";
 
   /** The kubelet probes from a goroutine per probe: two threads keep one slow probe from holding up all the rest. */
   private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2, runnable -> {
@@ -97,12 +116,12 @@ public final class KubeletProbes implements AutoCloseable {
     }
     Container container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
     List<HttpProbe> probes = new ArrayList<>();
-    add(probes, "startup", container.getStartupProbe(), manifest);
+    add(probes, STARTUP, container.getStartupProbe(), manifest);
     add(probes, "liveness", container.getLivenessProbe(), manifest);
     add(probes, "readiness", container.getReadinessProbe(), manifest);
     // Prometheus keeps its connection open between scrapes; a new one per scrape, as here, adds a
     // loopback TCP connect and the server's set-up of a channel every 30 s (plain HTTP).
-    probes.add(new HttpProbe("scrape", "/metrics", "metrics", false, SCRAPE_INTERVAL, Duration.ofSeconds(10)));
+    probes.add(new HttpProbe("scrape", "/metrics", METRICS, false, SCRAPE_INTERVAL, Duration.ofSeconds(10)));
     return List.copyOf(probes);
   }
 
@@ -141,32 +160,33 @@ public final class KubeletProbes implements AutoCloseable {
     if (previous != null) {
       previous.cancel();
     }
-    HttpProbe startup = pod.probes().stream().filter(p -> p.kind().equals("startup")).findFirst().orElse(null);
-    Runnable afterStartup = () -> {
-      for (HttpProbe probe : pod.probes()) {
-        if (!probe.kind().equals("startup")) {
-          long periodMillis = probe.period().toMillis();
-          // Fixed delay: a late probe does not make the next ones run back to back (the kubelet's
-          // ticker drops the ticks it missed).
-          watch.schedule(() -> timer.scheduleWithFixedDelay(() -> probe(pod, probe),
-              ThreadLocalRandom.current().nextLong(periodMillis), periodMillis, TimeUnit.MILLISECONDS));
-        }
-      }
-    };
-    if (startup == null) {
-      afterStartup.run();
-      return;
+    pod.probes().stream().filter(p -> p.kind().equals(STARTUP)).findFirst().ifPresentOrElse(
+        startup -> watch.schedule(() -> timer.schedule(() -> startupProbe(watch, pod, startup), 0,
+            TimeUnit.MILLISECONDS)),
+        () -> started(watch, pod));
+  }
+
+  /** The startup probe, again every period until it first succeeds; then the others start. */
+  private void startupProbe(Watch watch, Pod pod, HttpProbe startup) {
+    if (probe(pod, startup)) {
+      started(watch, pod);
+    } else {
+      watch.schedule(() -> timer.schedule(() -> startupProbe(watch, pod, startup), startup.period().toMillis(),
+          TimeUnit.MILLISECONDS));
     }
-    // The startup probe reschedules itself until it first succeeds.
-    Runnable[] startupProbe = new Runnable[1];
-    startupProbe[0] = () -> {
-      if (probe(pod, startup)) {
-        afterStartup.run();
-      } else {
-        watch.schedule(() -> timer.schedule(startupProbe[0], startup.period().toMillis(), TimeUnit.MILLISECONDS));
+  }
+
+  /** Every probe but the startup one, each at its period, the first after a random part of it. */
+  private void started(Watch watch, Pod pod) {
+    for (HttpProbe probe : pod.probes()) {
+      if (!probe.kind().equals(STARTUP)) {
+        long periodMillis = probe.period().toMillis();
+        // Fixed delay: a late probe does not make the next ones run back to back (the kubelet's
+        // ticker drops the ticks it missed).
+        watch.schedule(() -> timer.scheduleWithFixedDelay(() -> probe(pod, probe),
+            ThreadLocalRandom.current().nextLong(periodMillis), periodMillis, TimeUnit.MILLISECONDS));
       }
-    };
-    watch.schedule(() -> timer.schedule(startupProbe[0], 0, TimeUnit.MILLISECONDS));
+    }
   }
 
   /** Stops probing {@code podName} (it was stopped for good, or is about to be watched again). */

@@ -15,9 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -148,10 +146,7 @@ public final class NoOpWebhookProcess implements AutoCloseable {
    * manifests/deployment.yaml): the probes on its serving port; it has no metrics port to scrape.
    */
   public KubeletProbes.Pod pod(List<KubeletProbes.HttpProbe> declared) {
-    List<KubeletProbes.HttpProbe> probes = declared.stream().filter(p -> !p.portName().equals("metrics")).toList();
-    Map<String, Integer> ports = new LinkedHashMap<>();
-    probes.forEach(p -> ports.put(p.portName(), port));
-    return new KubeletProbes.Pod("no-op", ports, certificates, probes);
+    return KubeletProbes.Pod.of("no-op", port, null, certificates, declared);
   }
 
   /** The CA that signed its serving certificate, as a webhook configuration's caBundle wants it. */

@@ -25,6 +25,7 @@ public final class ReplicatedCluster implements AutoCloseable {
    * manifests/: their own namespace, apart from subrange's configuration.
    */
   public static final String NAMESPACE = "subrange-state";
+  private static final String RECONCILER_POD = "reconciler";
 
   private final RepoLayout repo;
   private final KubernetesClient client;
@@ -149,20 +150,20 @@ public final class ReplicatedCluster implements AutoCloseable {
   }
 
   private void watchWebhook(int replica) {
-    probes.watch(pod("webhook-" + replica, webhooks.get(replica), webhookProbes));
+    probes.watch(pod(podName(replica), webhooks.get(replica), webhookProbes));
   }
 
   private void watchReconciler() {
-    probes.watch(pod("reconciler", reconciler, reconcilerProbes));
+    probes.watch(pod(RECONCILER_POD, reconciler, reconcilerProbes));
   }
 
-  /** The process as a pod to probe: the port named metrics is its management port, any other its main port. */
+  /** The name replica {@code replica} goes by in {@link #probes()}. */
+  public static String podName(int replica) {
+    return "webhook-" + replica;
+  }
+
   private static KubeletProbes.Pod pod(String name, SubrangeServer server, List<KubeletProbes.HttpProbe> declared) {
-    Map<String, Integer> ports = new LinkedHashMap<>();
-    for (KubeletProbes.HttpProbe probe : declared) {
-      ports.put(probe.portName(), probe.portName().equals("metrics") ? server.managementPort() : server.port());
-    }
-    return new KubeletProbes.Pod(name, ports, server.certificates(), declared);
+    return KubeletProbes.Pod.of(name, server.port(), server.managementPort(), server.certificates(), declared);
   }
 
   private Map<String, String> environment(String role, Path kubeconfig) {
@@ -244,7 +245,7 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   /** kill -9 of one webhook replica. */
   public void kill(int replica) {
-    probes.forget("webhook-" + replica);
+    probes.forget(podName(replica));
     webhooks.get(replica).kill();
   }
 
@@ -258,10 +259,10 @@ public final class ReplicatedCluster implements AutoCloseable {
   /** Stops every subrange process (the cluster keeps running): an outage, or before a restart. */
   public void stopAll() {
     for (int i = 0; i < webhooks.size(); i++) {
-      probes.forget("webhook-" + i);
+      probes.forget(podName(i));
       webhooks.get(i).close();
     }
-    probes.forget("reconciler");
+    probes.forget(RECONCILER_POD);
     reconciler.close();
   }
 

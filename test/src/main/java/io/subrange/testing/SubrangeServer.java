@@ -183,7 +183,7 @@ public final class SubrangeServer implements AutoCloseable {
   }
 
   /** Whether the main port serves TLS. */
-  public boolean tls() {
+  private boolean tls() {
     return tls;
   }
 

@@ -102,10 +102,11 @@ class HighAvailabilityIT {
     // "since" is kept in whole seconds and the clock started after the last allocation: allow 1.5 s.
     assertThat(reclaimedMillis).as("not before the grace period").isGreaterThanOrEqualTo(grace.toMillis() - 1500);
     assertThat(ServiceValues.unaccounted(cluster.stored(), cluster.client())).isEmpty();
-    Map<String, Long> probed = cluster.probes().counts("webhook-1");
+    String pod = ReplicatedCluster.podName(1);
+    Map<String, Long> probed = cluster.probes().counts(pod);
     cluster.restart(1);
     // Probed from its start again as the kubelet would, over TLS: its startup probe passed, then readiness.
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(cluster.probes().counts("webhook-1"))
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(cluster.probes().counts(pod))
         .containsEntry("startup ok", probed.getOrDefault("startup ok", 0L) + 1)
         .hasEntrySatisfying("readiness ok", n -> assertThat(n).isGreaterThan(probed.getOrDefault("readiness ok", 0L))));
   }

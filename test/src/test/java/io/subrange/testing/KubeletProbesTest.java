@@ -69,6 +69,20 @@ class KubeletProbesTest {
         KubeletProbes.SCRAPE_INTERVAL, Duration.ofSeconds(10)));
   }
 
+  /** The port named metrics is the management port; a process without one is not scraped. */
+  @Test
+  void podsMapTheManifestsPortNames() {
+    List<KubeletProbes.HttpProbe> webhook = KubeletProbes.declared(RepoLayout.locate(), "deployment.yaml");
+    KubeletProbes.Pod replica = KubeletProbes.Pod.of("replica", 8443, 8081, null, webhook);
+    assertThat(replica.ports()).containsExactlyInAnyOrderEntriesOf(Map.of("https", 8443, "metrics", 8081));
+    assertThat(replica.probes()).isEqualTo(webhook);
+
+    KubeletProbes.Pod noMetrics = KubeletProbes.Pod.of("no-op", 9443, null, null, webhook);
+    assertThat(noMetrics.ports()).containsExactlyEntriesOf(Map.of("https", 9443));
+    assertThat(noMetrics.probes()).extracting(KubeletProbes.HttpProbe::kind)
+        .containsExactly("startup", "liveness", "readiness");
+  }
+
   /** Liveness and readiness wait for the startup probe; each probe is a new connection the kubelet closes. */
   @Test
   void probesAfterStartupOnNewConnections() {

@@ -291,9 +291,11 @@ final class CostScenario {
       // Markers for test/scripts/profile-cost, which records these processes in between.
       System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
       Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
+      ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
+      ApiServerTraffic trafficAfter = ApiServerTraffic.read(load);
       ThreadCpu webhookThreadsAfter = ThreadCpu.sample(webhooks);
       ThreadCpu reconcilerThreadsAfter = ThreadCpu.sample(reconciler);
       System.out.printf("   %-11s measured%n", label);
@@ -301,6 +303,7 @@ final class CostScenario {
       Map<String, Double> cpu = after.millisPerCreate(before, report.created());
       System.out.printf("   %-11s %s%n", label, report.summary());
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
+      System.out.printf("   %-11s API server, per create: %s%n", "", trafficAfter.describeSince(trafficBefore, report.created()));
       if (subrange != null) {
         System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),

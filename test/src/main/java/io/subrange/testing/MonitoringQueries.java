@@ -49,14 +49,10 @@ public final class MonitoringQueries {
   /** The metric names in a Prometheus text exposition (what /metrics answers). */
   public static Set<String> metricsServed(String exposition) {
     Set<String> names = new TreeSet<>();
-    for (String line : exposition.split("\n")) {
-      if (!line.isBlank() && !line.startsWith("#")) {
-        int end = line.indexOf('{') >= 0 ? line.indexOf('{') : line.indexOf(' ');
-        names.add(line.substring(0, end));
-      }
-    }
+    PrometheusSamples.parse(exposition).forEach(sample -> names.add(sample.name()));
     return names;
   }
+
 
   static Set<String> metrics(String promql) {
     Set<String> names = new TreeSet<>();

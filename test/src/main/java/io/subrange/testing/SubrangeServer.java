@@ -14,8 +14,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +24,6 @@ import org.slf4j.LoggerFactory;
 public final class SubrangeServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(SubrangeServer.class);
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})? (\\S+)$");
 
   /** The JVM options manifests/configmap.yaml gives the container, as far as they apply here. */
   static final String DEFAULT_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError";
@@ -231,21 +228,9 @@ public final class SubrangeServer implements AutoCloseable {
    * (0 when there is none), read from /metrics now.
    */
   public double metric(String name, Map<String, String> labels) {
-    double sum = 0;
-    for (String line : metricsText().lines().toList()) {
-      Matcher m = SAMPLE.matcher(line);
-      if (!m.matches() || !m.group(1).equals(name)) {
-        continue;
-      }
-      String labelText = m.group(2) == null ? "" : m.group(2);
-      boolean all = labels.entrySet().stream()
-          .allMatch(e -> labelText.contains(e.getKey() + "=\"" + e.getValue() + "\""));
-      if (all) {
-        sum += Double.parseDouble(m.group(3));
-      }
-    }
-    return sum;
+    return PrometheusSamples.sum(metricsText(), name, labels);
   }
+
 
   /** The process, for measuring what it used (CpuUse). */
   public ProcessHandle processHandle() {

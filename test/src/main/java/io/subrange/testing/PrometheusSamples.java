@@ -1,0 +1,59 @@
+package io.subrange.testing;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The samples in a Prometheus text exposition (what /metrics answers), with their labels: enough
+ * to read counters and histogram sums from subrange's and kube-apiserver's /metrics.
+ */
+public final class PrometheusSamples {
+
+  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{([^}]*)})? (\\S+)(?: \\S+)?$");
+  private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\",?");
+
+  /** One sample line: its metric name, labels and value. */
+  public record Sample(String name, Map<String, String> labels, double value) {
+
+    public boolean has(Map<String, String> wanted) {
+      return wanted.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
+    }
+  }
+
+  private PrometheusSamples() {
+  }
+
+  /** Every sample line of {@code exposition}; comments, blank and unreadable lines are skipped. */
+  public static List<Sample> parse(String exposition) {
+    List<Sample> samples = new ArrayList<>();
+    for (String line : exposition.split("\n")) {
+      Matcher m = SAMPLE.matcher(line.strip());
+      if (line.startsWith("#") || !m.matches()) {
+        continue;
+      }
+      Map<String, String> labels = new LinkedHashMap<>();
+      if (m.group(2) != null) {
+        Matcher label = LABEL.matcher(m.group(2));
+        while (label.find()) {
+          labels.put(label.group(1), label.group(2));
+        }
+      }
+      try {
+        samples.add(new Sample(m.group(1), labels, Double.parseDouble(m.group(3))));
+      } catch (NumberFormatException e) {
+        // "+Inf" and "NaN" parse; anything else is not a sample line
+      }
+    }
+    return samples;
+  }
+
+  /** The sum of every sample of {@code name} whose labels include all of {@code labels} (0 when none). */
+  public static double sum(String exposition, String name, Map<String, String> labels) {
+    return parse(exposition).stream().filter(s -> s.name().equals(name) && s.has(labels))
+        .mapToDouble(Sample::value).sum();
+  }
+}

@@ -34,6 +34,7 @@ class HighAvailabilityIT {
   @Order(1)
   void concurrentCreatesThroughThreeReplicasGetDistinctValuesAndNoRaceDenials(ReplicatedCluster cluster) {
     ControlPlane.ensureNamespace(cluster.client(), "ha-a");
+    servedAFewCreates(cluster);
     Map<String, String> mutations = Map.of("webhook", "mutate", "kind", "Service");
     List<Double> servedBefore = cluster.webhooks().stream()
         .map(replica -> replica.metric("subrange_admission_requests_total", mutations)).toList();
@@ -66,6 +67,20 @@ class HighAvailabilityIT {
     // by group commit; with them the webhooks write batches and holder names.
     assertThat(cluster.webhookMetric("subrange_store_configmap_writes_total", written) - writesBefore)
         .as("ConfigMap writes by the webhooks for 300 creates: fewer than the creates").isLessThan(300);
+  }
+
+  /**
+   * 100 creates from 4 clients, then their deletes: replicas that have just started are slow for
+   * their first creates (their JIT, their first connections), and a burst on them, on two shared
+   * cores, was denied 503 past its budget in 2 of 14 runs (README, known limits). Test (a) is about
+   * races between replicas, so its burst comes after these.
+   */
+  private static void servedAFewCreates(ReplicatedCluster cluster) {
+    ControlPlane.ensureNamespace(cluster.client(), "ha-warm");
+    try (KubernetesClient load = ServiceLoad.concurrentClient(cluster.client().getConfiguration(), 4)) {
+      System.out.println("HA (a) before it: " + ServiceLoad.create(load, "ha-warm", "svc", 100, 4, done -> { }).summary());
+    }
+    ServiceLoad.deleteAll(cluster.client(), "ha-warm", "svc", 4);
   }
 
   @Test

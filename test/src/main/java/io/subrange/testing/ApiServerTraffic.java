@@ -9,8 +9,8 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * What kube-apiserver served, from its own /metrics: requests by resource and verb
- * ({@code apiserver_request_total}) and the watch events it sent by kind, with their bytes
+ * What kube-apiserver served, from its own /metrics: requests by resource and verb, whatever their
+ * answer (409 conflicts included; {@code apiserver_request_total}) and the watch events it sent by kind, with their bytes
  * ({@code apiserver_watch_events_total}, {@code apiserver_watch_events_sizes}). Each watch event
  * counts once per watcher it went to. kube-apiserver 1.20 counts them on HTTP watches only
  * (client-go's); fabric8, and so subrange, watches over WebSocket, which it does not count: a
@@ -60,6 +60,9 @@ public final class ApiServerTraffic {
 
   private static String perCreate(Map<String, Double> now, Map<String, Double> before, long creates,
       Function<String, String> detail) {
+    if (before.entrySet().stream().anyMatch(e -> now.getOrDefault(e.getKey(), 0.0) < e.getValue())) {
+      return "unknown (the API server's counters went back: it restarted)";
+    }
     String described = now.entrySet().stream()
         .map(e -> Map.entry(e.getKey(), (e.getValue() - before.getOrDefault(e.getKey(), 0.0)) / Math.max(1, creates)))
         .filter(e -> e.getValue() >= SHOWN_FROM)

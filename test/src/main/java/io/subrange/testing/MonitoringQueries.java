@@ -53,7 +53,6 @@ public final class MonitoringQueries {
     return names;
   }
 
-
   static Set<String> metrics(String promql) {
     Set<String> names = new TreeSet<>();
     Matcher matcher = METRIC.matcher(promql);

@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
 
 /**
  * The samples in a Prometheus text exposition (what /metrics answers), with their labels: enough
- * to read counters and histogram sums from subrange's and kube-apiserver's /metrics.
+ * to read counters and histogram sums from subrange's and kube-apiserver's /metrics. Label values
+ * are kept as written (escapes included); a line with an exemplar is skipped.
  */
 public final class PrometheusSamples {
 
@@ -43,12 +44,21 @@ public final class PrometheusSamples {
         }
       }
       try {
-        samples.add(new Sample(m.group(1), labels, Double.parseDouble(m.group(3))));
+        samples.add(new Sample(m.group(1), labels, value(m.group(3))));
       } catch (NumberFormatException e) {
-        // "+Inf" and "NaN" parse; anything else is not a sample line
+        // not a sample line
       }
     }
     return samples;
+  }
+
+  /** A sample's value as the exposition formats write it: Java's own spelling, or +Inf, -Inf, NaN. */
+  private static double value(String text) {
+    return switch (text) {
+      case "+Inf", "Inf" -> Double.POSITIVE_INFINITY;
+      case "-Inf" -> Double.NEGATIVE_INFINITY;
+      default -> Double.parseDouble(text);
+    };
   }
 
   /** The sum of every sample of {@code name} whose labels include all of {@code labels} (0 when none). */

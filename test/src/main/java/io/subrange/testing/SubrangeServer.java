@@ -231,7 +231,6 @@ public final class SubrangeServer implements AutoCloseable {
     return PrometheusSamples.sum(metricsText(), name, labels);
   }
 
-
   /** The process, for measuring what it used (CpuUse). */
   public ProcessHandle processHandle() {
     return process.toHandle();

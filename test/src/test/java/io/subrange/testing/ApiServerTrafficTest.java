@@ -48,7 +48,8 @@ class ApiServerTrafficTest {
 
   @Test
   void samplesKeepTheirLabelsAndTheRestIsSkipped() {
-    var samples = PrometheusSamples.parse(exposition(1, 1, 1, 1, 1) + "not a sample\nx{a=\"b\"} NaN\n");
+    var samples = PrometheusSamples.parse(exposition(1, 1, 1, 1, 1)
+        + "not a sample\nx{a=\"b\"} NaN\nbucket{le=\"+Inf\"} +Inf\n");
     assertThat(samples).anySatisfy(s -> {
       assertThat(s.name()).isEqualTo("apiserver_request_total");
       assertThat(s.labels()).containsEntry("subresource", "status").containsEntry("verb", "PATCH");
@@ -56,5 +57,16 @@ class ApiServerTrafficTest {
     assertThat(PrometheusSamples.sum(exposition(7, 1, 1, 1, 1), "apiserver_request_total",
         Map.of("resource", "configmaps"))).isEqualTo(12);
     assertThat(samples).noneMatch(s -> s.name().equals("not"));
+    assertThat(samples).filteredOn(s -> s.name().equals("x")).singleElement()
+        .satisfies(s -> assertThat(s.value()).isNaN());
+    assertThat(samples).filteredOn(s -> s.name().equals("bucket")).singleElement()
+        .satisfies(s -> assertThat(s.value()).isInfinite().isPositive());
+  }
+
+  @Test
+  void saysSoWhenTheApiServerRestartedBetweenTheReadings() {
+    ApiServerTraffic before = ApiServerTraffic.of(exposition(400, 10, 1, 1, 1));
+    ApiServerTraffic after = ApiServerTraffic.of(exposition(3, 10, 1, 1, 1));
+    assertThat(after.describeSince(before, 100)).startsWith("requests unknown (the API server's counters went back");
   }
 }

@@ -10,8 +10,9 @@ import java.util.stream.Collectors;
 
 /**
  * What kube-apiserver served, from its own /metrics: requests by resource and verb, whatever their
- * answer (409 conflicts included; {@code apiserver_request_total}) and the watch events it sent by kind, with their bytes
- * ({@code apiserver_watch_events_total}, {@code apiserver_watch_events_sizes}). Each watch event
+ * answer (409 conflicts included; {@code apiserver_request_total}), and the watch events it sent
+ * by kind, with their bytes ({@code apiserver_watch_events_total},
+ * {@code apiserver_watch_events_sizes}). Each watch event
  * counts once per watcher it went to. kube-apiserver 1.20 counts them on HTTP watches only
  * (client-go's); fabric8, and so subrange, watches over WebSocket, which it does not count: a
  * load run at /16 shows one Service event per create, with subrange as without. Between two
@@ -50,6 +51,10 @@ public final class ApiServerTraffic {
    * watch events as "kind n (KiB each)".
    */
   public String describeSince(ApiServerTraffic before, long creates) {
+    if (wentBack(requests, before.requests) || wentBack(events, before.events)
+        || wentBack(eventBytes, before.eventBytes)) {
+      return "unknown (the API server's counters went back: it restarted, or they were reset)";
+    }
     return "requests " + perCreate(requests, before.requests, creates, k -> "")
         + "; watch events sent over HTTP " + perCreate(events, before.events, creates, kind -> {
           double count = events.getOrDefault(kind, 0.0) - before.events.getOrDefault(kind, 0.0);
@@ -60,9 +65,6 @@ public final class ApiServerTraffic {
 
   private static String perCreate(Map<String, Double> now, Map<String, Double> before, long creates,
       Function<String, String> detail) {
-    if (before.entrySet().stream().anyMatch(e -> now.getOrDefault(e.getKey(), 0.0) < e.getValue())) {
-      return "unknown (the API server's counters went back: it restarted)";
-    }
     String described = now.entrySet().stream()
         .map(e -> Map.entry(e.getKey(), (e.getValue() - before.getOrDefault(e.getKey(), 0.0)) / Math.max(1, creates)))
         .filter(e -> e.getValue() >= SHOWN_FROM)
@@ -70,6 +72,11 @@ public final class ApiServerTraffic {
         .map(e -> String.format("%s %.2f%s", e.getKey(), e.getValue(), detail.apply(e.getKey())))
         .collect(Collectors.joining(", "));
     return described.isEmpty() ? "none" : described;
+  }
+
+  /** A counter lower than before, or gone: counters only grow while the process lives. */
+  private static boolean wentBack(Map<String, Double> now, Map<String, Double> before) {
+    return before.entrySet().stream().anyMatch(e -> now.getOrDefault(e.getKey(), 0.0) < e.getValue());
   }
 
   private static Map<String, Double> sumBy(List<Sample> samples, String name,

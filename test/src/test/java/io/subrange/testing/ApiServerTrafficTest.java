@@ -49,7 +49,7 @@ class ApiServerTrafficTest {
   @Test
   void samplesKeepTheirLabelsAndTheRestIsSkipped() {
     var samples = PrometheusSamples.parse(exposition(1, 1, 1, 1, 1)
-        + "not a sample\nx{a=\"b\"} NaN\nbucket{le=\"+Inf\"} +Inf\n");
+        + "not a sample\nx{a=\"b\"} NaN\nbucket{le=\"+Inf\"} +Inf\nlow -Inf\n");
     assertThat(samples).anySatisfy(s -> {
       assertThat(s.name()).isEqualTo("apiserver_request_total");
       assertThat(s.labels()).containsEntry("subresource", "status").containsEntry("verb", "PATCH");
@@ -61,12 +61,17 @@ class ApiServerTrafficTest {
         .satisfies(s -> assertThat(s.value()).isNaN());
     assertThat(samples).filteredOn(s -> s.name().equals("bucket")).singleElement()
         .satisfies(s -> assertThat(s.value()).isInfinite().isPositive());
+    assertThat(samples).filteredOn(s -> s.name().equals("low")).singleElement()
+        .satisfies(s -> assertThat(s.value()).isInfinite().isNegative());
   }
 
   @Test
   void saysSoWhenTheApiServerRestartedBetweenTheReadings() {
     ApiServerTraffic before = ApiServerTraffic.of(exposition(400, 10, 1, 1, 1));
     ApiServerTraffic after = ApiServerTraffic.of(exposition(3, 10, 1, 1, 1));
-    assertThat(after.describeSince(before, 100)).startsWith("requests unknown (the API server's counters went back");
+    assertThat(after.describeSince(before, 100))
+        .isEqualTo("unknown (the API server's counters went back: it restarted, or they were reset)");
+    ApiServerTraffic gone = ApiServerTraffic.of("");
+    assertThat(gone.describeSince(before, 100)).as("a series gone since").startsWith("unknown");
   }
 }

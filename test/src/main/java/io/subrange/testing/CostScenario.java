@@ -303,7 +303,8 @@ final class CostScenario {
       Map<String, Double> cpu = after.millisPerCreate(before, report.created());
       System.out.printf("   %-11s %s%n", label, report.summary());
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
-      System.out.printf("   %-11s API server, per create: %s%n", "", trafficAfter.describeSince(trafficBefore, report.created()));
+      System.out.printf("   %-11s API server requests per create: %s%n", "",
+          trafficAfter.describeSince(trafficBefore, report.created()));
       if (subrange != null) {
         System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),

@@ -8,8 +8,7 @@ import org.junit.jupiter.api.Test;
 class ApiServerTrafficTest {
 
   /** Lines as kube-apiserver 1.20.2 writes them (label order and escaping included). */
-  private static String exposition(int configMapPuts, int serviceEvents, int serviceBytes, int configMapEvents,
-      int configMapBytes) {
+  private static String exposition(int configMapPuts, int serviceEvents) {
     return """
         # HELP apiserver_request_total [ALPHA] Counter of apiserver requests broken out for each verb, ...
         # TYPE apiserver_request_total counter
@@ -18,43 +17,36 @@ class ApiServerTrafficTest {
         apiserver_request_total{code="409",component="apiserver",contentType="application/json",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="PUT",version="v1"} 5
         apiserver_request_total{code="200",component="apiserver",contentType="",dry_run="",group="",resource="",scope="",subresource="",verb="GET",version=""} 3
         apiserver_request_total{code="200",component="apiserver",contentType="application/json",dry_run="",group="",resource="services",scope="namespace",subresource="status",verb="PATCH",version="v1"} 1
-        # TYPE apiserver_watch_events_sizes histogram
-        apiserver_watch_events_sizes_bucket{group="",kind="Service",version="v1",le="1024"} 0
-        apiserver_watch_events_sizes_sum{group="",kind="Service",version="v1"} %d
-        apiserver_watch_events_sizes_count{group="",kind="Service",version="v1"} %d
-        apiserver_watch_events_sizes_sum{group="",kind="ConfigMap",version="v1"} %d
+        # TYPE apiserver_watch_events_total counter
         apiserver_watch_events_total{group="",kind="Service",version="v1"} %d
-        apiserver_watch_events_total{group="",kind="ConfigMap",version="v1"} %d
-        apiserver_watch_events_total{group="coordination.k8s.io",kind="Lease",version="v1"} 7
-        """.formatted(configMapPuts, serviceBytes, serviceEvents, configMapBytes, serviceEvents, configMapEvents);
+        """.formatted(configMapPuts, serviceEvents);
   }
 
   @Test
-  void describesRequestsAndWatchEventsPerCreateSinceTheEarlierReading() {
-    ApiServerTraffic before = ApiServerTraffic.of(exposition(100, 10, 10 * 2048, 40, 40 * 4096));
-    ApiServerTraffic after = ApiServerTraffic.of(exposition(400, 210, 10 * 2048 + 200 * 1024, 840, 40 * 4096 + 800 * 8192));
+  void describesRequestsPerCreateSinceTheEarlierReading() {
+    ApiServerTraffic before = ApiServerTraffic.of(exposition(100, 10));
+    ApiServerTraffic after = ApiServerTraffic.of(exposition(400, 210));
 
-    // 100 creates between the readings: 300 ConfigMap PUTs, 200 Service events of 1 KiB, 800 ConfigMap events of 8 KiB;
-    // what did not change (the Service POSTs, the Lease events) is left out.
-    assertThat(after.describeSince(before, 100)).isEqualTo(
-        "requests PUT configmaps 3.00; watch events sent over HTTP ConfigMap 8.00 (8.0 KiB each), Service 2.00 (1.0 KiB each)");
+    // 100 creates between the readings: 300 ConfigMap PUTs; what did not change (the Service
+    // POSTs) is left out, and so are the watch events, which are not requests.
+    assertThat(after.describeSince(before, 100)).isEqualTo("PUT configmaps 3.00");
   }
 
   @Test
   void saysNoneWhenNothingMoved() {
-    ApiServerTraffic reading = ApiServerTraffic.of(exposition(1, 1, 1, 1, 1));
-    assertThat(reading.describeSince(reading, 100)).isEqualTo("requests none; watch events sent over HTTP none");
+    ApiServerTraffic reading = ApiServerTraffic.of(exposition(1, 1));
+    assertThat(reading.describeSince(reading, 100)).isEqualTo("none");
   }
 
   @Test
   void samplesKeepTheirLabelsAndTheRestIsSkipped() {
-    var samples = PrometheusSamples.parse(exposition(1, 1, 1, 1, 1)
+    var samples = PrometheusSamples.parse(exposition(1, 1)
         + "not a sample\nx{a=\"b\"} NaN\nbucket{le=\"+Inf\"} +Inf\nlow -Inf\n");
     assertThat(samples).anySatisfy(s -> {
       assertThat(s.name()).isEqualTo("apiserver_request_total");
       assertThat(s.labels()).containsEntry("subresource", "status").containsEntry("verb", "PATCH");
     });
-    assertThat(PrometheusSamples.sum(exposition(7, 1, 1, 1, 1), "apiserver_request_total",
+    assertThat(PrometheusSamples.sum(exposition(7, 1), "apiserver_request_total",
         Map.of("resource", "configmaps"))).isEqualTo(12);
     assertThat(samples).noneMatch(s -> s.name().equals("not"));
     assertThat(samples).filteredOn(s -> s.name().equals("x")).singleElement()
@@ -67,8 +59,8 @@ class ApiServerTrafficTest {
 
   @Test
   void saysSoWhenTheApiServerRestartedBetweenTheReadings() {
-    ApiServerTraffic before = ApiServerTraffic.of(exposition(400, 10, 1, 1, 1));
-    ApiServerTraffic after = ApiServerTraffic.of(exposition(3, 10, 1, 1, 1));
+    ApiServerTraffic before = ApiServerTraffic.of(exposition(400, 10));
+    ApiServerTraffic after = ApiServerTraffic.of(exposition(3, 10));
     assertThat(after.describeSince(before, 100))
         .isEqualTo("unknown (the API server's counters went back: it restarted, or they were reset)");
     ApiServerTraffic gone = ApiServerTraffic.of("");

@@ -340,7 +340,7 @@ final class GroupCommitter {
       Mutation<?> mutation = it.next();
       if (now - mutation.arrived > lastStartNanos) {
         mutation.fail(new StoreUnavailableException("subrange could not store " + mutation.what + " within "
-            + budget.toMillis() + " ms (" + batch.attempt + " attempts; last: " + batch.trouble + "), so nothing was"
+            + budget.toMillis() + " ms (" + mutation.whereTheTimeWent(batch.trouble, now) + "), so nothing was"
             + " allocated; retry shortly"));
         it.remove();
       }
@@ -361,6 +361,7 @@ final class GroupCommitter {
         if (mutation.holderKey != null) {
           unstoredHolders.add(mutation.holderKey);
         }
+        mutation.attempts++;
         Throwable refused = mutation.apply(engine);
         if (refused != null) {
           mutation.fail(refused);
@@ -457,8 +458,12 @@ final class GroupCommitter {
     final String holderKey;
     final Function<AllocationEngine, T> action;
     final long arrived;
+    /** When it reached the committer's queue ({@link System#nanoTime}): later than arrived when it waited elsewhere first. */
+    final long queued = System.nanoTime();
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final StoreMetrics metrics;
+    /** How many attempts applied it; a request that joined a commit being retried has fewer than the commit. */
+    int attempts;
     /** The ranges this request changed when last applied, and which of their offsets. */
     Set<RangeKey> keys = Set.of();
     Map<RangeKey, Set<Long>> offsets = Map.of();
@@ -487,6 +492,19 @@ final class GroupCommitter {
       keys = engine.drainChanged();
       value = outcome;
       return null;
+    }
+
+    /**
+     * For a 503: how many attempts it had and why the last failed; or, when it had none, how long
+     * it waited before it reached the queue (for values reserved ahead) and in it (behind the
+     * commits before it), so the log tells a slow API server from a busy committer.
+     */
+    String whereTheTimeWent(String lastTrouble, long now) {
+      if (attempts > 0) {
+        return attempts + (attempts == 1 ? " attempt" : " attempts") + "; last: " + lastTrouble;
+      }
+      return "no write was attempted: it reached the store's queue " + (queued - arrived) / 1_000_000
+          + " ms after it arrived and waited " + (now - queued) / 1_000_000 + " ms there behind earlier writes and loads";
     }
 
     void succeed() {

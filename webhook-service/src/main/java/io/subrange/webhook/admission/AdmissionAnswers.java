@@ -92,16 +92,6 @@ final class AdmissionAnswers {
     return new Outcome(error.review(), "error");
   }
 
-  /** Decodes an embedded object into a handler's type, or says why it is not one. */
-  static <T> T decode(ObjectMapper mapper, JsonNode node, Class<T> type, String where, ObjectKind kind) {
-    try {
-      return mapper.treeToValue(node, type);
-    } catch (JsonProcessingException | IllegalArgumentException e) {
-      String reason = e instanceof JsonProcessingException jpe ? jpe.getOriginalMessage() : e.getMessage();
-      throw new MalformedAdmissionReviewException(where + " is not a valid " + kind + ": " + reason);
-    }
-  }
-
   private static AdmissionReview review(AdmissionResponse response) {
     return new AdmissionReviewBuilder()
         .withApiVersion(AdmissionReviewReader.API_VERSION)

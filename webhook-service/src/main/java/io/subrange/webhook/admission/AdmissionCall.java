@@ -1,7 +1,5 @@
 package io.subrange.webhook.admission;
 
-import com.fasterxml.jackson.databind.JsonNode;
-
 /**
  * One admission request, checked for shape but with the objects still as JSON: the mutator
  * that handles the kind decodes them into its own type.
@@ -10,5 +8,5 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param oldObject the stored object (UPDATE and DELETE only)
  */
 public record AdmissionCall(String uid, ObjectKind kind, Operation operation, String namespace, String name,
-    boolean dryRun, JsonNode object, JsonNode oldObject) {
+    boolean dryRun, EmbeddedObject object, EmbeddedObject oldObject) {
 }

@@ -44,12 +44,12 @@ public class MutatingAdmission {
   }
 
   private <T extends HasMetadata> CompletableFuture<Outcome> admitWith(Mutator<T> mutator, AdmissionCall call) {
-    T working = AdmissionAnswers.decode(mapper, call.object(), mutator.target().type(), "request.object", call.kind());
+    T working = call.object().decode(mutator.target().type(), "request.object", call.kind());
     // The patch is taken against the object as the model writes it, not the raw request, so
     // fields the model merely spells differently are not "changed".
     PatchScope.Snapshot<T> original = mutator.patchScope().before(mapper, working);
     T old = call.oldObject() == null ? null
-        : AdmissionAnswers.decode(mapper, call.oldObject(), mutator.target().type(), "request.oldObject", call.kind());
+        : call.oldObject().decode(mutator.target().type(), "request.oldObject", call.kind());
     AdmissionContext<T> context = new AdmissionContext<>(call, working, old);
     CompletableFuture<T> mutated;
     try {

@@ -1,6 +1,5 @@
 package io.subrange.webhook.admission;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.subrange.webhook.admission.AdmissionAnswers.Outcome;
 import io.subrange.webhook.config.SubrangeProperties;
@@ -19,12 +18,10 @@ import org.springframework.stereotype.Component;
 public class ValidatingAdmission {
 
   private final List<Validator<?>> validators;
-  private final ObjectMapper mapper;
   private final Duration timeout;
 
-  public ValidatingAdmission(List<Validator<?>> validators, ObjectMapper mapper, SubrangeProperties properties) {
+  public ValidatingAdmission(List<Validator<?>> validators, SubrangeProperties properties) {
     this.validators = List.copyOf(validators);
-    this.mapper = mapper;
     this.timeout = properties.admission().timeout();
   }
 
@@ -49,9 +46,9 @@ public class ValidatingAdmission {
   private <T extends HasMetadata> CompletableFuture<List<String>> validateWith(Validator<T> validator,
       AdmissionCall call) {
     T object = call.object() == null ? null
-        : AdmissionAnswers.decode(mapper, call.object(), validator.target().type(), "request.object", call.kind());
+        : call.object().decode(validator.target().type(), "request.object", call.kind());
     T old = call.oldObject() == null ? null
-        : AdmissionAnswers.decode(mapper, call.oldObject(), validator.target().type(), "request.oldObject", call.kind());
+        : call.oldObject().decode(validator.target().type(), "request.oldObject", call.kind());
     try {
       AdmissionContext<T> context = new AdmissionContext<>(call, object, old);
       ObjectIdentity.check(context, call.kind());

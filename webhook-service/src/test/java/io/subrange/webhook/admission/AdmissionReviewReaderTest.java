@@ -1,15 +1,24 @@
 package io.subrange.webhook.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Service;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** What the reader hands on of a well-formed review (malformed ones: HostileInputTest, AdmissionEndpointTest). */
+/**
+ * What the reader hands on of a well-formed review (malformed ones: HostileInputTest,
+ * AdmissionEndpointTest): objects decoded as they are read when request.kind came first (as the
+ * API server writes it, and AdmissionReviews), else from where they lie.
+ */
 class AdmissionReviewReaderTest {
 
-  private final AdmissionReviewReader reader = new AdmissionReviewReader(AdmissionReviews.JSON);
+  private final AdmissionReviewReader reader = new AdmissionReviewReader(AdmissionReviews.JSON,
+      List.of(AdmissionTarget.of(ObjectKind.SERVICE, Service.class, Operation.CREATE, Operation.UPDATE)));
 
   @Test
   void objectsComeWithoutManagedFieldsAndOtherwiseWhole() {
@@ -21,9 +30,58 @@ class AdmissionReviewReaderTest {
 
     AdmissionCall call = reader.read(review.toString().getBytes(StandardCharsets.UTF_8));
 
-    assertThat(call.object()).isEqualTo(after);
-    assertThat(call.oldObject()).isEqualTo(before);
+    Service object = call.object().decode(Service.class, "request.object", call.kind());
+    Service old = call.oldObject().decode(Service.class, "request.oldObject", call.kind());
+    Service again = call.object().decode(Service.class, "request.object", call.kind());
+    assertThat(again).as("each decode is the caller's own to change").isNotSameAs(object).isEqualTo(object);
+    assertThat(object.getMetadata().getManagedFields()).isNullOrEmpty();
+    assertThat(old.getMetadata().getManagedFields()).isNullOrEmpty();
+    assertThat(modelled(object)).isEqualTo(modelled(AdmissionReviews.JSON.convertValue(after, Service.class)));
+    assertThat(object.getMetadata().getLabels()).containsEntry("tier", "front");
+    assertThat(modelled(old)).isEqualTo(modelled(AdmissionReviews.JSON.convertValue(before, Service.class)));
     assertThat(call.operation()).isEqualTo(Operation.UPDATE);
+  }
+
+  /** The API server's field order is not relied on, and what admission does not read is skipped unbuilt. */
+  @Test
+  void fieldsAreReadInAnyOrderAndTheRestIsSkipped() {
+    String body = "{\"request\":{\"object\":{\"spec\":{\"type\":\"ClusterIP\",\"ports\":[{\"port\":80}]},"
+        + "\"metadata\":{\"name\":\"web\",\"namespace\":\"ns\"},\"kind\":\"Service\",\"apiVersion\":\"v1\"},"
+        + "\"userInfo\":{\"username\":\"admin\",\"groups\":[\"system:masters\"],\"extra\":{\"a\":[\"b\"]}},"
+        + "\"dryRun\":true,\"operation\":\"CREATE\",\"oldObject\":null,\"name\":\"web\",\"namespace\":\"ns\","
+        + "\"kind\":{\"kind\":\"Service\",\"version\":\"v1\",\"group\":\"\"},\"uid\":\"u-1\"},"
+        + "\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\"}  ";
+
+    AdmissionCall call = reader.read(body.getBytes(StandardCharsets.UTF_8));
+
+    assertThat(call.uid()).isEqualTo("u-1");
+    assertThat(call.kind()).isEqualTo(new ObjectKind("", "v1", "Service"));
+    assertThat(call.operation()).isEqualTo(Operation.CREATE);
+    assertThat(call.namespace()).isEqualTo("ns");
+    assertThat(call.name()).isEqualTo("web");
+    assertThat(call.dryRun()).isTrue();
+    assertThat(call.oldObject()).isNull();
+    Service service = call.object().decode(Service.class, "request.object", call.kind());
+    assertThat(service.getMetadata().getName()).isEqualTo("web");
+    assertThat(service.getSpec().getPorts()).singleElement().satisfies(port -> assertThat(port.getPort()).isEqualTo(80));
+  }
+
+  @Test
+  void anObjectThatIsNotAnObjectOrABodyNotInUtf8IsRefusedSayingSo() {
+    String notAnObject = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+        + "{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\","
+        + "\"object\":[1,2]}}";
+    assertThatThrownBy(() -> reader.read(notAnObject.getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(MalformedAdmissionReviewException.class).hasMessage("request.object is not a JSON object");
+    String review = AdmissionReviews.update(AdmissionReviews.service("ns", "web", "ClusterIP", null),
+        AdmissionReviews.service("ns", "web", "ClusterIP", null), false).toString();
+    assertThatThrownBy(() -> reader.read(review.getBytes(StandardCharsets.UTF_16BE)))
+        .isInstanceOf(MalformedAdmissionReviewException.class).hasMessage("body is not UTF-8 JSON");
+  }
+
+  /** The object as the model writes it. */
+  private static JsonNode modelled(Service service) {
+    return AdmissionReviews.JSON.valueToTree(service);
   }
 
   private static ObjectNode withManagedFields(ObjectNode object) {

@@ -5,10 +5,12 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.exc.StreamReadException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.CustomResource;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.List;
@@ -30,7 +32,8 @@ import org.springframework.stereotype.Component;
  * from there if needed. Reading a Service's review takes about half the time it took as a JSON
  * tree with the object decoded from the tree (ObjectDecodingBenchmark). The read limits of the
  * mapper ({@link JsonReadLimits}) hold on every token, skipped ones included; limits on what a
- * string may build hold where one is built.
+ * string may build hold where one is built. An object that does not decode into its type is
+ * refused as it is read, so before what the checks after the read would refuse.
  */
 @Component
 public class AdmissionReviewReader {
@@ -40,8 +43,8 @@ public class AdmissionReviewReader {
 
   /** Reads the review, and decodes embedded objects without {@code metadata.managedFields}. */
   private final ObjectMapper objects;
-  /** The type each handled kind's objects are decoded into. */
-  private final Map<ObjectKind, Class<?>> types = new HashMap<>();
+  /** The type each handled kind's objects are decoded into as they are read. */
+  private final Map<ObjectKind, Class<?>> types;
 
   @Autowired
   public AdmissionReviewReader(ObjectMapper mapper, List<Mutator<?>> mutators, List<Validator<?>> validators) {
@@ -49,16 +52,24 @@ public class AdmissionReviewReader {
         .toList());
   }
 
-  /** A reader for the kinds of these handlers' targets (each kind decoded into one type). */
+  /**
+   * A reader for the kinds of these handlers' targets (each kind decoded into one type). Custom
+   * resources are not decoded as they are read: fabric8's {@code CustomResource} ignores the kind
+   * and apiVersion an object states (it always reports its own), which {@link #requireKind}
+   * checks; they are rare enough for the slower path.
+   */
   public AdmissionReviewReader(ObjectMapper mapper, List<AdmissionTarget<?>> targets) {
     this.objects = mapper.copy().addMixIn(ObjectMeta.class, WithoutManagedFields.class);
+    Map<ObjectKind, Class<?>> byKind = new HashMap<>();
     for (AdmissionTarget<?> target : targets) {
-      Class<?> earlier = types.putIfAbsent(target.kind(), target.type());
+      Class<?> earlier = byKind.putIfAbsent(target.kind(), target.type());
       if (earlier != null && earlier != target.type()) {
         throw new IllegalStateException(target.kind() + " is handled as both " + earlier.getName() + " and "
             + target.type().getName());
       }
     }
+    byKind.values().removeIf(CustomResource.class::isAssignableFrom);
+    this.types = Map.copyOf(byKind);
   }
 
   /**
@@ -244,9 +255,14 @@ public class AdmissionReviewReader {
   private HasMetadata decode(JsonParser parser, Class<?> type, String where, ObjectKind kind) throws IOException {
     try {
       return (HasMetadata) objects.readValue(parser, type);
-    } catch (StreamReadException notJson) {
-      throw notJson;  // the body itself is broken: said as such
     } catch (JsonProcessingException e) {
+      // Broken JSON or a read limit, also deep inside the object (where databind wraps it), is
+      // said as the body's fault, as when the body is read; anything else is the object's.
+      for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+        if (cause instanceof StreamReadException || cause instanceof StreamConstraintsException) {
+          throw (JsonProcessingException) cause;
+        }
+      }
       throw EmbeddedObject.invalid(where, kind, e);
     }
   }

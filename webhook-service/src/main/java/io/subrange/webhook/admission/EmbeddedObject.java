@@ -52,6 +52,11 @@ public final class EmbeddedObject {
     }
   }
 
+  /** Whether it was decoded as it was read and that object is not handed out yet. */
+  boolean decodedAsRead() {
+    return decoded.get() != null;
+  }
+
   static MalformedAdmissionReviewException invalid(String where, ObjectKind kind, JsonProcessingException e) {
     return new MalformedAdmissionReviewException(where + " is not a valid " + kind + ": " + e.getOriginalMessage());
   }

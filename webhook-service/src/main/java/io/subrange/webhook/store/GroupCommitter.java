@@ -495,7 +495,8 @@ final class GroupCommitter {
     }
 
     /**
-     * For a 503: how many attempts it had and why the last failed; or, when it had none, how long
+     * For a 503: how many attempts it had and the last trouble its commit met (a shard of its
+     * range, or of another in the same commit); or, when it had none, how long
      * it waited before it reached the queue (for values reserved ahead) and in it (behind the
      * commits before it), so the log tells a slow API server from a busy committer.
      */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Service;
+import io.subrange.webhook.ranges.model.ServiceCIDR;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -30,6 +31,8 @@ class AdmissionReviewReaderTest {
 
     AdmissionCall call = reader.read(review.toString().getBytes(StandardCharsets.UTF_8));
 
+    assertThat(call.object().decodedAsRead()).as("request.kind came first: decoded as it was read").isTrue();
+    assertThat(call.oldObject().decodedAsRead()).isTrue();
     Service object = call.object().decode(Service.class, "request.object", call.kind());
     Service old = call.oldObject().decode(Service.class, "request.oldObject", call.kind());
     Service again = call.object().decode(Service.class, "request.object", call.kind());
@@ -61,9 +64,40 @@ class AdmissionReviewReaderTest {
     assertThat(call.name()).isEqualTo("web");
     assertThat(call.dryRun()).isTrue();
     assertThat(call.oldObject()).isNull();
+    assertThat(call.object().decodedAsRead()).as("the object came before request.kind").isFalse();
     Service service = call.object().decode(Service.class, "request.object", call.kind());
     assertThat(service.getMetadata().getName()).isEqualTo("web");
     assertThat(service.getSpec().getPorts()).singleElement().satisfies(port -> assertThat(port.getPort()).isEqualTo(80));
+  }
+
+  /**
+   * fabric8's CustomResource reports its own kind whatever the object states, so custom resources
+   * are not decoded as they are read, and a stated kind that is not request.kind's is refused.
+   */
+  @Test
+  void aCustomResourceStatingAnotherKindIsRefusedWhateverTheFieldOrder() {
+    AdmissionReviewReader ranges = new AdmissionReviewReader(AdmissionReviews.JSON,
+        List.of(AdmissionTarget.of(ServiceCIDR.OBJECT_KIND, ServiceCIDR.class, Operation.CREATE)));
+    String kind = "\"kind\":{\"group\":\"subrange.io\",\"version\":\"v1alpha1\",\"kind\":\"ServiceCIDR\"}";
+    String object = "\"object\":{\"apiVersion\":\"subrange.io/v1alpha1\",\"kind\":\"Foo\",\"metadata\":{\"name\":\"x\"}}";
+    for (String request : List.of(kind + "," + object, object + "," + kind)) {
+      String body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+          + "\"operation\":\"CREATE\"," + request + "}}";
+      assertThatThrownBy(() -> ranges.read(body.getBytes(StandardCharsets.UTF_8)))
+          .isInstanceOf(MalformedAdmissionReviewException.class)
+          .hasMessage("request.object is subrange.io/v1alpha1 Foo, but request.kind says " + ServiceCIDR.OBJECT_KIND);
+    }
+  }
+
+  /** Broken JSON deep inside the object is the body's fault, as when the object was read from a tree. */
+  @Test
+  void brokenJsonInsideTheObjectIsSaidToBeTheBodys() {
+    String body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+        + "\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\","
+        + "\"object\":{\"kind\":\"Service\",\"spec\":{\"ports\":[{\"port\":80,]}}}}";
+    assertThatThrownBy(() -> reader.read(body.getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(MalformedAdmissionReviewException.class).hasMessageStartingWith("body is not JSON: ")
+        .hasMessageContaining("at line 1, column");
   }
 
   @Test

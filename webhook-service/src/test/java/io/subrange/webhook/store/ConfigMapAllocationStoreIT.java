@@ -236,7 +236,7 @@ class ConfigMapAllocationStoreIT {
         }
       }, writers));
     }
-    // Until the busy replica writes the hot shard at full speed (its client and JIT warm up first).
+    // Until the busy replica writes the hot shard at its pace (its client and JIT warm up first).
     await().atMost(Duration.ofSeconds(30)).until(() -> next.get() >= 150);
     List<String> refused = new ArrayList<>();
     long started = System.nanoTime();
@@ -261,7 +261,7 @@ class ConfigMapAllocationStoreIT {
     assertThat(refused).as("every request of the quiet replica got through the busy shard").isEmpty();
   }
 
-  /** 8 streams, each pausing 20 ms after each operation. */
+  /** 8 streams, each pausing 20 ms after each take-and-free of a port. */
   private static void pauseBetweenBusyOperations() {
     try {
       Thread.sleep(20);

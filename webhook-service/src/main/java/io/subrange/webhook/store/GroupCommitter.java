@@ -458,7 +458,7 @@ final class GroupCommitter {
     final String holderKey;
     final Function<AllocationEngine, T> action;
     final long arrived;
-    /** When it reached the committer's queue ({@link System#nanoTime}): later than arrived when it waited elsewhere first. */
+    /** When it reached the committer's queue ({@link System#nanoTime}); after arrived if it waited elsewhere first. */
     final long queued = System.nanoTime();
     final CompletableFuture<T> result = new CompletableFuture<>();
     private final StoreMetrics metrics;
@@ -496,16 +496,17 @@ final class GroupCommitter {
 
     /**
      * For a 503: how many attempts it had and the last trouble its commit met (a shard of its
-     * range, or of another in the same commit); or, when it had none, how long
-     * it waited before it reached the queue (for values reserved ahead) and in it (behind the
-     * commits before it), so the log tells a slow API server from a busy committer.
+     * range, or of another in the same commit); or, when it had none, how long it waited before
+     * it reached the queue (for values reserved ahead) and in it (behind the commits before it),
+     * so the log tells a slow API server from a busy committer.
      */
     String whereTheTimeWent(String lastTrouble, long now) {
       if (attempts > 0) {
         return attempts + (attempts == 1 ? " attempt" : " attempts") + "; last: " + lastTrouble;
       }
       return "no write was attempted: it reached the store's queue " + (queued - arrived) / 1_000_000
-          + " ms after it arrived and waited " + (now - queued) / 1_000_000 + " ms there behind earlier writes and loads";
+          + " ms after it arrived and waited " + (now - queued) / 1_000_000
+          + " ms there behind earlier writes and loads";
     }
 
     void succeed() {

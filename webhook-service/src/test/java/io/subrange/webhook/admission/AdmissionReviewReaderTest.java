@@ -67,7 +67,8 @@ class AdmissionReviewReaderTest {
     assertThat(call.object().decodedAsRead()).as("the object came before request.kind").isFalse();
     Service service = call.object().decode(Service.class, "request.object", call.kind());
     assertThat(service.getMetadata().getName()).isEqualTo("web");
-    assertThat(service.getSpec().getPorts()).singleElement().satisfies(port -> assertThat(port.getPort()).isEqualTo(80));
+    assertThat(service.getSpec().getPorts()).singleElement()
+        .satisfies(port -> assertThat(port.getPort()).isEqualTo(80));
   }
 
   /**
@@ -79,11 +80,11 @@ class AdmissionReviewReaderTest {
     AdmissionReviewReader ranges = new AdmissionReviewReader(AdmissionReviews.JSON,
         List.of(AdmissionTarget.of(ServiceCIDR.OBJECT_KIND, ServiceCIDR.class, Operation.CREATE)));
     String kind = "\"kind\":{\"group\":\"subrange.io\",\"version\":\"v1alpha1\",\"kind\":\"ServiceCIDR\"}";
-    String object = "\"object\":{\"apiVersion\":\"subrange.io/v1alpha1\",\"kind\":\"Foo\",\"metadata\":{\"name\":\"x\"}}";
+    String object = "\"object\":{\"apiVersion\":\"subrange.io/v1alpha1\",\"kind\":\"Foo\","
+        + "\"metadata\":{\"name\":\"x\"}}";
     for (String request : List.of(kind + "," + object, object + "," + kind)) {
-      String body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
-          + "\"operation\":\"CREATE\"," + request + "}}";
-      assertThatThrownBy(() -> ranges.read(body.getBytes(StandardCharsets.UTF_8)))
+      byte[] body = review("\"uid\":\"u\",\"operation\":\"CREATE\"," + request);
+      assertThatThrownBy(() -> ranges.read(body))
           .isInstanceOf(MalformedAdmissionReviewException.class)
           .hasMessage("request.object is subrange.io/v1alpha1 Foo, but request.kind says " + ServiceCIDR.OBJECT_KIND);
     }
@@ -92,25 +93,31 @@ class AdmissionReviewReaderTest {
   /** Broken JSON deep inside the object is the body's fault, as when the object was read from a tree. */
   @Test
   void brokenJsonInsideTheObjectIsSaidToBeTheBodys() {
-    String body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
-        + "\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\","
-        + "\"object\":{\"kind\":\"Service\",\"spec\":{\"ports\":[{\"port\":80,]}}}}";
-    assertThatThrownBy(() -> reader.read(body.getBytes(StandardCharsets.UTF_8)))
+    byte[] body = review(SERVICE_CREATE + "\"object\":{\"kind\":\"Service\",\"spec\":{\"ports\":[{\"port\":80,]}}");
+    assertThatThrownBy(() -> reader.read(body))
         .isInstanceOf(MalformedAdmissionReviewException.class).hasMessageStartingWith("body is not JSON: ")
         .hasMessageContaining("at line 1, column");
   }
 
   @Test
   void anObjectThatIsNotAnObjectOrABodyNotInUtf8IsRefusedSayingSo() {
-    String notAnObject = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
-        + "{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\","
-        + "\"object\":[1,2]}}";
-    assertThatThrownBy(() -> reader.read(notAnObject.getBytes(StandardCharsets.UTF_8)))
+    byte[] notAnObject = review(SERVICE_CREATE + "\"object\":[1,2]");
+    assertThatThrownBy(() -> reader.read(notAnObject))
         .isInstanceOf(MalformedAdmissionReviewException.class).hasMessage("request.object is not a JSON object");
     String review = AdmissionReviews.update(AdmissionReviews.service("ns", "web", "ClusterIP", null),
         AdmissionReviews.service("ns", "web", "ClusterIP", null), false).toString();
     assertThatThrownBy(() -> reader.read(review.getBytes(StandardCharsets.UTF_16BE)))
         .isInstanceOf(MalformedAdmissionReviewException.class).hasMessage("body is not UTF-8 JSON");
+  }
+
+  /** A Service CREATE's request fields but its object. */
+  private static final String SERVICE_CREATE =
+      "\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Service\"},\"operation\":\"CREATE\",";
+
+  /** An AdmissionReview around these request fields, as JSON text. */
+  private static byte[] review(String requestFields) {
+    return ("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{" + requestFields + "}}")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   /** The object as the model writes it. */

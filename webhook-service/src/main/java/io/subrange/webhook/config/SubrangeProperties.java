@@ -109,12 +109,15 @@ public record SubrangeProperties(
    * @param nameOtherNamespacesHolders whether a denial names the Service holding a value when
    *     that Service is in another namespace than the one asking; false says only that the
    *     value is taken, so tenants do not learn each other's Service names
+   * @param serverThreads event loops serving HTTP (admission calls, probes, metrics); one is
+   *     cheapest per call at the rates an API server sends (see {@code ServerThreads})
    */
   public record Admission(
       @NotNull @DefaultValue("4s") Duration timeout,
       @Min(1) @DefaultValue("64") int maxInFlight,
       @NotNull @DefaultValue("10s") Duration bodyReadTimeout,
-      @DefaultValue("true") boolean nameOtherNamespacesHolders) {
+      @DefaultValue("true") boolean nameOtherNamespacesHolders,
+      @Min(1) @DefaultValue("1") int serverThreads) {
   }
 
   /**

@@ -1,0 +1,56 @@
+package io.subrange.webhook.config;
+
+import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
+import org.springframework.boot.web.embedded.netty.NettyReactiveWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
+import reactor.netty.resources.LoopResources;
+
+/**
+ * The threads of subrange's HTTP servers (admission, probes and metrics): as many Reactor Netty
+ * event loops as {@code subrange.admission.server-threads}, one by default.
+ *
+ * <p>Reactor Netty's default is at least four loops whatever the CPUs. The API server calls a
+ * webhook a little at a time on each of its connections, so on four loops most calls wake a loop
+ * that was idle; on one, the calls of all connections share a thread that is more often awake
+ * already. {@code benchmarks/admission-path} paced at 128 calls/s measured 0.170 ms of CPU per
+ * call on one loop against 0.206 on four (means of three runs; docs/performance.md, "Sixteenth
+ * round"); in the load harness, on two saturated cores, no difference shows. One loop answered
+ * 17,000 to 22,000 plain calls a second, far above what an API server sends a replica; nothing
+ * blocks on it (admission's store answers are futures, completed elsewhere).
+ *
+ * <p>Replaces Spring Boot's factory, which uses Reactor Netty's global resources. The management
+ * server's factory, made in a child context, is given no factory by Spring Boot and would start
+ * the global loops; {@link ManagementServer} gives it this one. The threads are
+ * {@code reactor-http-server-epoll-N} (the load harness counts {@code reactor-http*} as serving).
+ */
+@Configuration(proxyBeanMethods = false)
+class ServerThreads {
+
+  @Bean
+  ReactorResourceFactory reactorResourceFactory(SubrangeProperties properties) {
+    int loops = properties.admission().serverThreads();
+    ReactorResourceFactory factory = new ReactorResourceFactory();
+    factory.setUseGlobalResources(false);
+    factory.setLoopResourcesSupplier(() -> LoopResources.create("reactor-http-server", loops, true));
+    return factory;
+  }
+
+  /**
+   * Puts the management server (metrics, on its own port) on the same loops. Listed in
+   * META-INF/spring/...ManagementContextConfiguration.imports so it runs in the management
+   * context; the main context's scan finds it too, where it sets the main server's factory to
+   * the one Spring Boot already gave it.
+   */
+  @ManagementContextConfiguration(proxyBeanMethods = false)
+  static class ManagementServer {
+
+    @Bean
+    WebServerFactoryCustomizer<NettyReactiveWebServerFactory> serverThreadsOfTheManagementServer(
+        ReactorResourceFactory serverThreads) {
+      return factory -> factory.setResourceFactory(serverThreads);
+    }
+  }
+}

@@ -15,16 +15,18 @@ import reactor.netty.resources.LoopResources;
  * <p>Reactor Netty's default is at least four loops whatever the CPUs. The API server calls a
  * webhook a little at a time on each of its connections, so on four loops most calls wake a loop
  * that was idle; on one, the calls of all connections share a thread that is more often awake
- * already. {@code benchmarks/admission-path} paced at 128 calls/s measured 0.170 ms of CPU per
- * call on one loop against 0.206 on four (means of three runs; docs/performance.md, "Sixteenth
- * round"); in the load harness, on two saturated cores, no difference shows. One loop answered
- * 17,000 to 22,000 plain calls a second, far above what an API server sends a replica; nothing
- * blocks on it (admission's store answers are futures, completed elsewhere).
+ * already. A benchmark paced that way measured less CPU per call on one loop; against a real API
+ * server on two saturated cores no difference showed (docs/performance.md, "Sixteenth round").
+ * Admission does not wait for writes on the loop (the store's answers are futures), but it does
+ * take the allocation engine's lock, which the committer also holds while it applies a batch:
+ * on one loop such a wait holds up every connection, probes and metrics included.
  *
- * <p>Replaces Spring Boot's factory, which uses Reactor Netty's global resources. The management
- * server's factory, made in a child context, is given no factory by Spring Boot and would start
- * the global loops; {@link ManagementServer} gives it this one. The threads are
- * {@code reactor-http-server-epoll-N} (the load harness counts {@code reactor-http*} as serving).
+ * <p>Replaces Spring Boot's factory, which uses Reactor Netty's global resources (so
+ * {@code spring.reactor.netty.shutdown-quiet-period} no longer applies; Reactor's 2 s default
+ * does). The management server's factory, made in a child context, is given no factory by
+ * Spring Boot and would start the global loops; {@link ManagementServer} gives it this one. The
+ * threads are {@code reactor-http-server-epoll-N} (the load harness counts {@code reactor-http*}
+ * as serving).
  */
 @Configuration(proxyBeanMethods = false)
 class ServerThreads {
@@ -41,8 +43,8 @@ class ServerThreads {
   /**
    * Puts the management server (metrics, on its own port) on the same loops. Listed in
    * META-INF/spring/...ManagementContextConfiguration.imports so it runs in the management
-   * context; the main context's scan finds it too, where it sets the main server's factory to
-   * the one Spring Boot already gave it.
+   * context; as a member of this class it runs in the main context too, where it sets the main
+   * server's factory to the one Spring Boot already gave it.
    */
   @ManagementContextConfiguration(proxyBeanMethods = false)
   static class ManagementServer {

@@ -109,8 +109,8 @@ public record SubrangeProperties(
    * @param nameOtherNamespacesHolders whether a denial names the Service holding a value when
    *     that Service is in another namespace than the one asking; false says only that the
    *     value is taken, so tenants do not learn each other's Service names
-   * @param serverThreads event loops serving HTTP (admission calls, probes, metrics); one is
-   *     cheapest per call at the rates an API server sends (see {@code ServerThreads})
+   * @param serverThreads event loops serving HTTP (admission calls, probes, metrics), one by
+   *     default (see {@code ServerThreads})
    */
   public record Admission(
       @NotNull @DefaultValue("4s") Duration timeout,

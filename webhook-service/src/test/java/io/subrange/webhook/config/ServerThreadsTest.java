@@ -9,6 +9,8 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -16,7 +18,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.ReactiveHealthIndicator;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import reactor.core.publisher.Mono;
 import org.springframework.test.annotation.DirtiesContext;
 
 /**
@@ -30,6 +37,21 @@ import org.springframework.test.annotation.DirtiesContext;
     "subrange.admission.server-threads=3"})
 @DirtiesContext
 class ServerThreadsTest {
+
+  /** The threads the management server's health requests ran on. */
+  static final Queue<String> HEALTH_THREADS = new ConcurrentLinkedQueue<>();
+
+  @TestConfiguration
+  static class WhereHealthRuns {
+
+    @Bean
+    ReactiveHealthIndicator whereHealthRuns() {
+      return () -> Mono.fromCallable(() -> {
+        HEALTH_THREADS.add(Thread.currentThread().getName());
+        return Health.up().build();
+      });
+    }
+  }
 
   /** Threads alive before this class's context started (other classes' contexts may be cached). */
   private static Set<Thread> before;
@@ -56,10 +78,13 @@ class ServerThreadsTest {
       assertThat(get(managementPort, "/health")).startsWith("HTTP/1.1 200");
     }
 
-    Set<String> serving = Thread.getAllStackTraces().keySet().stream()
+    // Threads, not names: two loop groups may name their threads alike.
+    Set<Thread> serving = Thread.getAllStackTraces().keySet().stream()
         .filter(thread -> !before.contains(thread) && thread.getName().startsWith("reactor-http"))
-        .map(Thread::getName).collect(Collectors.toSet());
-    assertThat(serving).hasSize(3).allMatch(name -> name.startsWith("reactor-http-server-"));
+        .collect(Collectors.toSet());
+    assertThat(serving).hasSize(3).allMatch(thread -> thread.getName().startsWith("reactor-http-server-"));
+    // Where the management server ran, whatever loops other test classes started before this one.
+    assertThat(HEALTH_THREADS).hasSize(3).allMatch(name -> name.startsWith("reactor-http-server-"));
   }
 
   /** A GET on a connection of its own, kept open so that eleven connections are open at once. */

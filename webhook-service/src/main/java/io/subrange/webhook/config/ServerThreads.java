@@ -13,10 +13,10 @@ import reactor.netty.resources.LoopResources;
  * event loops as {@code subrange.admission.server-threads}, one by default.
  *
  * <p>Reactor Netty's default is at least four loops whatever the CPUs. The API server calls a
- * webhook a little at a time on each of its connections, so on four loops most calls wake a loop
- * that was idle; on one, the calls of all connections share a thread that is more often awake
- * already. A benchmark paced that way measured less CPU per call on one loop; against a real API
- * server on two saturated cores no difference showed (docs/performance.md, "Sixteenth round").
+ * webhook a little at a time on each of its connections; a benchmark paced that way measured
+ * less CPU per call on one loop than on four, with fewer system calls (though not fewer context
+ * switches), and against a real API server on two saturated cores no difference showed
+ * (docs/performance.md, "Sixteenth round").
  * Admission does not wait for writes on the loop (the store's answers are futures), but it does
  * take the allocation engine's lock, which the committer also holds while it applies a batch:
  * on one loop such a wait holds up every connection, probes and metrics included.

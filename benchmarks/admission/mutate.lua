@@ -1,16 +1,47 @@
 -- wrk script for benchmarks/admission-path: dry-run CREATEs of NodePort Services, each with a new
 -- name and uid, so every call runs the whole mutating path (decode, plan, allocation preview,
 -- patch) and keeps nothing.
+-- SUBRANGE_REVIEW=apiserver sends the review as kube-apiserver 1.20.2 does (resource, userInfo,
+-- options, the object with uid, creationTimestamp, managedFields and its defaults: about 1.3 KB);
+-- otherwise a minimal one (about 0.4 KB).
 counter = 0
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+
+local minimal = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{'
+  .. '"uid":"u-%d","kind":{"group":"","version":"v1","kind":"Service"},"namespace":"load","name":"svc-%d",'
+  .. '"operation":"CREATE","dryRun":true,"object":{"apiVersion":"v1","kind":"Service","metadata":{'
+  .. '"name":"svc-%d","namespace":"load","labels":{"app":"load"}},"spec":{"type":"NodePort","ports":[{'
+  .. '"name":"http","port":80,"protocol":"TCP","targetPort":8080}]}}}}'
+
+local apiserver = '{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{'
+  .. '"uid":"705ab4f5-6393-11e8-b7cc-%012d","kind":{"group":"","version":"v1","kind":"Service"},'
+  .. '"resource":{"group":"","version":"v1","resource":"services"},'
+  .. '"requestKind":{"group":"","version":"v1","kind":"Service"},'
+  .. '"requestResource":{"group":"","version":"v1","resource":"services"},'
+  .. '"name":"svc-%d","namespace":"load","operation":"CREATE",'
+  .. '"userInfo":{"username":"kubernetes-admin","groups":["system:masters","system:authenticated"]},'
+  .. '"object":{"kind":"Service","apiVersion":"v1","metadata":{"name":"svc-%d","namespace":"load",'
+  .. '"uid":"a6f62260-17da-450d-86f6-%012d","creationTimestamp":"2026-11-27T13:37:25Z",'
+  .. '"labels":{"app":"load"},"managedFields":[{"manager":"fabric8-kubernetes-client",'
+  .. '"operation":"Update","apiVersion":"v1","time":"2026-11-27T13:37:25Z","fieldsType":"FieldsV1",'
+  .. '"fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:externalTrafficPolicy":{},'
+  .. '"f:ports":{".":{},"k:{\\"port\\":80,\\"protocol\\":\\"TCP\\"}":{".":{},"f:name":{},"f:port":{},'
+  .. '"f:protocol":{},"f:targetPort":{}}},"f:sessionAffinity":{},"f:type":{}}}}]},'
+  .. '"spec":{"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}],"type":"NodePort",'
+  .. '"sessionAffinity":"None","externalTrafficPolicy":"Cluster"},"status":{"loadBalancer":{}}},'
+  .. '"oldObject":null,"dryRun":true,'
+  .. '"options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"fabric8-kubernetes-client"}}}'
+
+local shape = os.getenv("SUBRANGE_REVIEW") or "minimal"
 request = function()
   counter = counter + 1
-  local body = string.format('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{'
-    .. '"uid":"u-%d","kind":{"group":"","version":"v1","kind":"Service"},"namespace":"load","name":"svc-%d",'
-    .. '"operation":"CREATE","dryRun":true,"object":{"apiVersion":"v1","kind":"Service","metadata":{'
-    .. '"name":"svc-%d","namespace":"load","labels":{"app":"load"}},"spec":{"type":"NodePort","ports":[{'
-    .. '"name":"http","port":80,"protocol":"TCP","targetPort":8080}]}}}}', counter, counter, counter)
+  local body
+  if shape == "apiserver" then
+    body = string.format(apiserver, counter, counter, counter, counter)
+  else
+    body = string.format(minimal, counter, counter, counter)
+  end
   return wrk.format(nil, "/mutate?timeout=5s", nil, body)
 end
 

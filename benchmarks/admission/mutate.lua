@@ -34,18 +34,12 @@ local apiserver = '{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1",
   .. '"options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","dryRun":["All"]}}}'
 
 local shape = os.getenv("SUBRANGE_REVIEW") or "minimal"
-if shape ~= "minimal" and shape ~= "apiserver" then
-  error("SUBRANGE_REVIEW is minimal or apiserver, not " .. shape)
-end
+local template = ({ minimal = minimal, apiserver = apiserver })[shape]
+  or error("SUBRANGE_REVIEW is minimal or apiserver, not " .. shape)
 request = function()
   counter = counter + 1
-  local body
-  if shape == "apiserver" then
-    body = string.format(apiserver, counter, counter, counter)
-  else
-    body = string.format(minimal, counter, counter, counter)
-  end
-  return wrk.format(nil, "/mutate?timeout=5s", nil, body)
+  -- Both templates take the counter three times: the review's uid, the request's and the object's name.
+  return wrk.format(nil, "/mutate?timeout=5s", nil, string.format(template, counter, counter, counter))
 end
 
 -- Paced (benchmarks/admission-path's RATE): each connection waits this long between its calls.

@@ -69,7 +69,7 @@ class InstalledSubrangeIT {
   private static final String STATIC_BAND_END = "10.96.1.0";
   /** KEP-3668's static band of 30000-32767: 30000-30085. */
   private static final int NODE_PORT_STATIC_END = 30085;
-  /** Batches of 20 the rolling-restart test keeps at once: 800 Services, 400 of them NodePort. */
+  /** Batches of 20 the rolling-restart test keeps: about 800 Services, 400 of them NodePort. */
   private static final int ROLLOUT_BATCHES_KEPT = 40;
 
   private static KubernetesClient client;
@@ -274,10 +274,7 @@ class InstalledSubrangeIT {
         reports.add(ServiceLoad.create(load, NS, "roll" + reports.size(), 20, 4, done -> { }));
         if (reports.size() - checked > ROLLOUT_BATCHES_KEPT) {
           assertRolloutBatch(reports, checked);
-          String prefix = "roll" + checked++ + "-";
-          client.services().inNamespace(NS).list().getItems().stream()
-              .map(service -> service.getMetadata().getName()).filter(name -> name.startsWith(prefix))
-              .forEach(name -> client.services().inNamespace(NS).withName(name).delete());
+          ServiceLoad.deleteAll(client, NS, "roll" + checked++, 4);
         }
       }
     }

@@ -127,10 +127,10 @@ class RbacIT {
     List<Expectation> table = new ArrayList<>();
 
     // ---- subrange-webhook: admission replicas ---------------------------------------------
-    // The allocation state: read it, write it with compare-and-swap; nothing more.
-    table.addAll(each(WEBHOOK, true, List.of("get", "list", "watch", "update"), "configmaps", STATE));
-    table.addAll(each(WEBHOOK, false, List.of("create", "delete", "patch", "deletecollection"), "configmaps",
-        STATE));
+    // The allocation state: read it, write it with compare-and-swap, patch a shard to take a
+    // turn at it; nothing more.
+    table.addAll(each(WEBHOOK, true, List.of("get", "list", "watch", "update", "patch"), "configmaps", STATE));
+    table.addAll(each(WEBHOOK, false, List.of("create", "delete", "deletecollection"), "configmaps", STATE));
     table.addAll(each(WEBHOOK, false, List.of("get", "update"), "configmaps", "default"));
     // ... and not the configuration: subrange-config (the JVM flags every subrange pod runs
     // with) lives in subrange's own namespace, where this account may write nothing.
@@ -161,7 +161,7 @@ class RbacIT {
 
     // ---- subrange-reconciler --------------------------------------------------------------
     // The allocation state: build, rebuild, release, delete what no range uses.
-    table.addAll(each(RECONCILER, true, List.of("get", "list", "watch", "create", "update", "delete"),
+    table.addAll(each(RECONCILER, true, List.of("get", "list", "watch", "create", "update", "patch", "delete"),
         "configmaps", STATE));
     // ... in the state's namespace only: not subrange-config beside the pods, nor anywhere else.
     table.addAll(each(RECONCILER, false, List.of("update", "patch", "delete"), "configmaps", NS));

@@ -46,6 +46,11 @@ public final class RangeConfigMaps {
   static final String STATIC_BAND_ANNOTATION = "subrange.io/static-band";
   static final String SHARD_ANNOTATION = "subrange.io/shard";
   static final String SHARD_SPAN_ANNOTATION = "subrange.io/shard-span";
+  /**
+   * When a replica that kept losing its writes of a shard took its turn at it (see
+   * {@link StoredShards#rereadTakingTurn}); the next write of the shard drops it.
+   */
+  static final String WRITE_TURN_ANNOTATION = "subrange.io/write-turn";
   static final String ALLOCATION = "allocation";
   static final String HOLDERS = "holders.gz";
 
@@ -209,16 +214,22 @@ public final class RangeConfigMaps {
 
   /**
    * The shard {@code stored} with its data replaced by {@code window}: its name, labels and
-   * annotations stay, so the result is what {@link #encode} would make of the whole range.
+   * annotations stay (but a turn taken, which this write ends), so the result is what
+   * {@link #encode} would make of the whole range.
    */
   static ConfigMap encodeWindow(ConfigMap stored, RangeWindow window, LedgerMemo memo) {
     String name = stored.getMetadata().getName();
+    Map<String, String> annotations = stored.getMetadata().getAnnotations();
+    if (annotations != null && annotations.containsKey(WRITE_TURN_ANNOTATION)) {
+      annotations = new HashMap<>(annotations);
+      annotations.remove(WRITE_TURN_ANNOTATION);
+    }
     return new ConfigMapBuilder()
         .withNewMetadata()
         .withName(name)
         .withNamespace(stored.getMetadata().getNamespace())
         .withLabels(stored.getMetadata().getLabels())
-        .withAnnotations(stored.getMetadata().getAnnotations())
+        .withAnnotations(annotations)
         .endMetadata()
         .addToBinaryData(ALLOCATION, Base64.getEncoder().encodeToString(ShardEncoding.bytesOf(window.taken())))
         .addToBinaryData(HOLDERS, memo.encode(name, window.entries()))

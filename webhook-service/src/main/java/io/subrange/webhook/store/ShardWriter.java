@@ -80,6 +80,8 @@ final class ShardWriter implements AutoCloseable {
     private final Map<String, RangeKey> windowKeys = new HashMap<>();
     private final Set<RangeKey> failed = new HashSet<>();
     private final Set<String> reread = new HashSet<>();
+    /** The shards of {@link #reread} whose writes lost to another writer (409). */
+    private final Set<String> lost = new HashSet<>();
     private boolean lostToAnother;
     private String trouble;
     private int written;
@@ -177,7 +179,10 @@ final class ShardWriter implements AutoCloseable {
         shards.notWritten(write.desired.getMetadata().getName());
         attempt.failed.add(write.key);
         attempt.reread.add(write.desired.getMetadata().getName());
-        attempt.lostToAnother |= write.conflict;
+        if (write.conflict) {
+          attempt.lostToAnother = true;
+          attempt.lost.add(write.desired.getMetadata().getName());
+        }
         attempt.trouble = write.trouble;
       }
     }
@@ -186,9 +191,20 @@ final class ShardWriter implements AutoCloseable {
   /**
    * Reads the shards an attempt did not write again, so they load before the next attempt, which
    * then compare-and-swaps on what another writer stored.
+   *
+   * @param takeTurn whether the shards another writer won take a turn
+   *     ({@link StoredShards#rereadTakingTurn}): a commit that lost more than once to a writer that
+   *     writes on and on
    */
-  void readBack(Attempt attempt) {
-    shards.reread(attempt.reread);
+  void readBack(Attempt attempt, boolean takeTurn) {
+    if (!takeTurn || attempt.lost.isEmpty()) {
+      shards.reread(attempt.reread);
+      return;
+    }
+    Set<String> failedOtherwise = new HashSet<>(attempt.reread);
+    failedOtherwise.removeAll(attempt.lost);
+    shards.rereadTakingTurn(attempt.lost);
+    shards.reread(failedOtherwise);
   }
 
   /** Writes shards side by side; each comes back written, or with why not. */

@@ -20,6 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code subrange_store_configmap_writes_saved_total}: writes group commit saved: what
  *       the committed requests would have written one by one, less what was written;
  *   <li>{@code subrange_store_reloads_total}: re-reads of stored state after a failed write;
+ *   <li>{@code subrange_store_write_turns_total}: those re-reads that took a turn at a shard whose
+ *       writes kept losing to another writer (a patch that makes the other's next write lose; see
+ *       {@link StoredShards#rereadTakingTurn});
  *   <li>{@code subrange_store_loads_total{scope}}: stored state loaded into the engine after
  *       another writer changed it, by {@code shard} (one bitmap shard) or {@code kind} (every
  *       range of a kind and family: sparse ranges, pod CIDRs, and whatever a shard cannot settle);
@@ -45,6 +48,7 @@ public final class StoreMetrics {
   private final Counter writesError;
   private final Counter writesSaved;
   private final Counter reloads;
+  private final Counter writeTurns;
   private final Counter shardLoads;
   private final Counter kindLoads;
   private final Counter unavailable;
@@ -67,6 +71,8 @@ public final class StoreMetrics {
         .description("ConfigMap writes group commit saved").register(registry);
     reloads = Counter.builder(PREFIX + "reloads").description("Reloads of stored state after a failed write")
         .register(registry);
+    writeTurns = Counter.builder(PREFIX + "write.turns")
+        .description("Re-reads that took a turn at a shard another writer kept winning").register(registry);
     shardLoads = loads(registry, "shard");
     kindLoads = loads(registry, "kind");
     unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
@@ -114,6 +120,15 @@ public final class StoreMetrics {
 
   void reload() {
     reloads.increment();
+  }
+
+  void turnTaken() {
+    writeTurns.increment();
+  }
+
+  /** Turns taken at shards so far (see {@code subrange_store_write_turns_total}). */
+  public long turnsTaken() {
+    return (long) writeTurns.count();
   }
 
   void shardLoad() {

@@ -2,6 +2,10 @@ package io.subrange.webhook.store;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.subrange.allocator.net.IpFamily;
 import io.subrange.allocator.store.AllocationEngine;
@@ -9,6 +13,7 @@ import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeWindow;
 import io.subrange.webhook.Failures;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -19,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +52,8 @@ final class StoredShards {
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
   /** Shards being written now, as they will read once written: the watch's echo is no news. */
   private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
+  /** Whether a patch refused for want of RBAC was logged (once is enough). */
+  private volatile boolean patchRefusedLogged;
   /** The holder ledgers of the shards this process wrote or read last (see LedgerMemo). */
   private final LedgerMemo ledgers = LedgerMemo.create();
 
@@ -128,11 +136,50 @@ final class StoredShards {
    * brings the same news a moment later.
    */
   void reread(Set<String> names) {
+    readAgain(names, name -> client.configMaps().inNamespace(namespace).withName(name).get());
+  }
+
+  /**
+   * As {@link #reread}, for shards whose writes keep losing to a writer that never needs to read
+   * first (its last write told it the version): each is read by a merge patch that stamps
+   * {@link RangeConfigMaps#WRITE_TURN_ANNOTATION}, so the other writer's next compare-and-swap
+   * loses once and backs off, while this one writes on the version the patch returned. Without
+   * the right to patch (RBAC older than this version), a plain read.
+   */
+  void rereadTakingTurn(Set<String> names) {
+    String patch = "{\"metadata\":{\"annotations\":{\"" + RangeConfigMaps.WRITE_TURN_ANNOTATION + "\":\""
+        + Instant.now() + "\"}}}";
+    readAgain(names, name -> {
+      Resource<ConfigMap> shard = client.configMaps().inNamespace(namespace).withName(name);
+      try {
+        ConfigMap patched = shard.patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        metrics.turnTaken();
+        return patched;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 404) {
+          return null;
+        }
+        if (e.getCode() != 403) {
+          throw e;
+        }
+        if (!patchRefusedLogged) {
+          patchRefusedLogged = true;
+          log.warn("subrange may not patch ConfigMap {} ({}), so a replica that keeps losing writes to a shard"
+              + " cannot take its turn; grant patch on configmaps as manifests/rbac.yaml does", name,
+              Failures.rootMessage(e));
+        }
+        return shard.get();
+      }
+    });
+  }
+
+  /** Reads each shard with {@code read} (null: it is gone) and has it loaded before the next commit. */
+  private void readAgain(Set<String> names, Function<String, ConfigMap> read) {
     for (String name : names) {
       metrics.reload();
       ConfigMap known = loaded.get(name);
       try {
-        ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
+        ConfigMap current = read.apply(name);
         if (current == null) {
           latest.remove(name);
         } else {

@@ -189,15 +189,16 @@ class ConfigMapAllocationStoreIT {
    * A request whose value lives in a shard another replica writes all the time (a retried create
    * that gets back the port it already holds, in the shard where the other replica allocates)
    * must still get through: a retry writes on the version it has just read, not on one read
-   * before its backoff, when the busy writer has long moved on.
+   * before its backoff, and from its second loss on it takes a turn at the shard, so the busy
+   * writer's next write loses instead.
    *
-   * <p>The busy replica's streams pause 20 ms after each take-and-free of a port of the shard
-   * (each a write, unless group commit merges them): 80 to 170 a second in the runs here, several
-   * times what one replica writes to all its shards together under the cost harness's load, and
-   * far more often than a retry on a version read before its backoff could ever win against.
-   * Unpaced on a warm JVM they reached 350 a second, where a compare-and-swap that must read
-   * first loses to a writer that never needs to so often that it runs out of budget (seen: 1 of
-   * 20 refused after 18 attempts).
+   * <p>The busy replica's 8 streams take and free ports of the shard as fast as they are answered.
+   * Without turns (the busy streams then paused 20 ms after each operation, so that this test
+   * could pass) a compare-and-swap that must read first lost to that writer, which never needs to,
+   * until it ran out of budget: unpaced, in rounds of 20 requests, 1 of 100 and 1 of 200 refused
+   * after 17 attempts, and 6 of 15 rounds had a request waiting 1.4 to 2.3 s, while the busy
+   * streams made 180 to 300 operations a second. With turns: none of 400 refused, none waited more
+   * than 384 ms, and the busy streams made 85 to 140 a second meanwhile, as they lose turns too.
    */
   @Test
   void aShardAnotherReplicaKeepsWritingStillTakesOurWrites() throws Exception {
@@ -215,7 +216,8 @@ class ConfigMapAllocationStoreIT {
         PORTS.toString());
     int hotShard = layout.shards() / 2;
     int first = PORTS.first() + (int) (hotShard * layout.span());
-    int hotPorts = (int) layout.span() - 20;  // the quiet replica's 20 first, the busy one's after them
+    int quietPorts = 40;
+    int hotPorts = (int) layout.span() - quietPorts;  // the quiet replica's first, the busy one's after them
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger next = new AtomicInteger();
     ExecutorService writers = Executors.newFixedThreadPool(8);
@@ -224,7 +226,7 @@ class ConfigMapAllocationStoreIT {
       streams.add(CompletableFuture.runAsync(() -> {
         // Take a port of the hot shard and give it back, over and over: every answer is a write.
         while (!stop.get()) {
-          int port = first + 20 + Math.floorMod(next.getAndIncrement(), hotPorts);
+          int port = first + quietPorts + Math.floorMod(next.getAndIncrement(), hotPorts);
           Holder holder = Holder.service("busy", "b" + port, "");
           try {
             busy.reserve(new ReservationRequest(holder, List.of(), List.of(PortClaim.specific(port)), false)).join();
@@ -232,7 +234,6 @@ class ConfigMapAllocationStoreIT {
           } catch (CompletionException e) {
             // the port is another stream's for a moment, or busy lost a race: the stream goes on
           }
-          pauseBetweenBusyOperations();
         }
       }, writers));
     }
@@ -242,7 +243,7 @@ class ConfigMapAllocationStoreIT {
     long started = System.nanoTime();
     int busyBefore = next.get();
     try {
-      for (int port = first; port < first + 20; port++) {
+      for (int port = first; port < first + quietPorts; port++) {
         try {
           quiet.reserve(new ReservationRequest(Holder.service("quiet", "q" + port, ""), List.of(),
               List.of(PortClaim.specific(port)), false)).join();
@@ -255,19 +256,11 @@ class ConfigMapAllocationStoreIT {
       writers.shutdown();
     }
     CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
-    System.out.printf("hot shard %d: quiet replica %d conflicts, %d refused in %d ms; busy %d operations%n",
-        hotShard, metrics.conflicts(), refused.size(), (System.nanoTime() - started) / 1_000_000, next.get() - busyBefore);
-    assertThat(metrics.conflicts()).as("the quiet replica did lose races for the hot shard").isPositive();
+    System.out.printf("hot shard %d: quiet replica %d conflicts, %d turns, %d refused in %d ms; busy %d operations%n",
+        hotShard, metrics.conflicts(), metrics.turnsTaken(), refused.size(), (System.nanoTime() - started) / 1_000_000,
+        next.get() - busyBefore);
+    assertThat(metrics.turnsTaken()).as("the quiet replica lost races for the hot shard twice in a row").isPositive();
     assertThat(refused).as("every request of the quiet replica got through the busy shard").isEmpty();
-  }
-
-  /** 8 streams, each pausing 20 ms after each take-and-free of a port. */
-  private static void pauseBetweenBusyOperations() {
-    try {
-      Thread.sleep(20);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /**

@@ -97,6 +97,24 @@ class RangeConfigMapsTest {
   }
 
   @Test
+  void theNextWriteOfAShardEndsATurnTakenAtItAndKeepsEveryOtherAnnotation() {
+    AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"), ThreadLocalRandomGenerator.INSTANCE);
+    engine.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));  // one shard
+    ConfigMap stored = RangeConfigMaps.encode(engine.export(V4), "ns").get(0);
+    Map<String, String> before = Map.copyOf(stored.getMetadata().getAnnotations());
+    stored.getMetadata().getAnnotations().put(RangeConfigMaps.WRITE_TURN_ANNOTATION, "2026-11-28T13:30:00.123456Z");
+    engine.reserve(ReservationRequest.ips(Holder.service("ns", "svc", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
+        false));
+
+    ConfigMap written = RangeConfigMaps.encodeWindow(stored, engine.exportWindow(V4, 0, 256), LedgerMemo.NONE);
+
+    assertThat(written.getMetadata().getAnnotations()).isEqualTo(before);
+    assertThat(written).isEqualTo(RangeConfigMaps.encode(engine.export(V4), "ns").get(0));
+    assertThat(stored.getMetadata().getAnnotations()).as("the version read is left as read")
+        .containsKey(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+  }
+
+  @Test
   void aRangeRoundTripsThroughItsShards() {
     AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"),
         ThreadLocalRandomGenerator.INSTANCE);

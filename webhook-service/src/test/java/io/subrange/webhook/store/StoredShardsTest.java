@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.net.IpAddress;
 import io.subrange.allocator.net.IpFamily;
@@ -56,6 +58,7 @@ class StoredShardsTest {
   private static final IpAddress IN_SHARD_2 = IpAddress.parse("10.96.4.7");
 
   KubernetesClient client;
+  KubernetesMockServer server;
 
   private final StoreMetrics metrics = StoreMetrics.unregistered();
   private final AllocationEngine writer = new AllocationEngine(PORTS, new SplittableRandom(1));
@@ -341,6 +344,48 @@ class StoredShardsTest {
     assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
     assertThat(shards.loaded(name).getMetadata().getResourceVersion())
         .isEqualTo(theirs.getMetadata().getResourceVersion());
+  }
+
+  @Test
+  void aTurnTakenAtAShardStampsItAndLoadsItAloneAtTheStampedVersion() {
+    loadEverythingFromTheApi();
+    ConfigMap theirs = anotherReplicaWritesShard2ToTheApi();
+    String name = nameOf(theirs);
+
+    shards.rereadTakingTurn(Set.of(name));
+    ConfigMap stamped = client.configMaps().inNamespace(NS).withName(name).get();
+    assertThat(stamped.getMetadata().getAnnotations()).containsKey(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+    assertThat(StoredShards.newer(stamped, theirs)).as("the turn moved the version on").isTrue();
+    assertThat(stamped.getBinaryData()).isEqualTo(theirs.getBinaryData());
+    assertThat(shards.latest(name).getMetadata().getResourceVersion())
+        .isEqualTo(stamped.getMetadata().getResourceVersion());
+    assertThat(metrics.turnsTaken()).isEqualTo(1);
+    shards.refresh(reader);
+
+    assertLoads(1, 0);
+    assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
+    assertThat(shards.loaded(name).getMetadata().getResourceVersion())
+        .as("the next write compare-and-swaps on the stamped version")
+        .isEqualTo(stamped.getMetadata().getResourceVersion());
+  }
+
+  @Test
+  void withoutTheRightToPatchATurnIsAPlainRead() {
+    loadEverythingFromTheApi();
+    ConfigMap theirs = anotherReplicaWritesShard2ToTheApi();
+    String name = nameOf(theirs);
+    server.expect().patch().withPath("/api/v1/namespaces/" + NS + "/configmaps/" + name)
+        .andReturn(403, new StatusBuilder().withCode(403).withReason("Forbidden").withMessage("configmaps \"" + name
+            + "\" is forbidden: User cannot patch resource").build()).once();
+
+    shards.rereadTakingTurn(Set.of(name));
+    assertThat(metrics.turnsTaken()).isZero();
+    assertThat(shards.latest(name).getMetadata().getResourceVersion())
+        .isEqualTo(theirs.getMetadata().getResourceVersion());
+    shards.refresh(reader);
+
+    assertLoads(1, 0);
+    assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
   }
 
   @Test

@@ -47,7 +47,7 @@ final class GroupCommitter {
   private static final int MAX_BATCH = 1024;
   private static final long FIRST_BACKOFF_MILLIS = 5;
   private static final long MAX_BACKOFF_MILLIS = 200;
-  /** The failed attempts after which a commit's reads take a turn at the shards it lost. */
+  /** The failed attempts (of any kind) after which a commit's reads take a turn at the shards it lost. */
   private static final int TAKE_TURN_FROM_ATTEMPT = 2;
 
   private final AllocationEngine engine;
@@ -419,9 +419,10 @@ final class GroupCommitter {
     // Back off first, then read: a shard another replica keeps writing has moved on during the
     // pause, and a retry must compare-and-swap on the version it has just seen, or it loses again.
     // Against a replica that writes the shard on and on, even that loses most races (it writes on
-    // the version its last write returned, with no read in between), so from the second loss on
-    // the read takes a turn: it makes the other writer's next write lose instead.
-    pause(batch.attempt++, batch.pending);
+    // the version its last write returned, with no read in between), so after the second failed
+    // attempt the read of a shard lost to another writer takes a turn: it makes the other writer's
+    // next write lose, unless that writer's watch is quicker.
+    pause(batch.attempt++, batch.pending);  // batch.attempt now counts the failed attempts
     writer.readBack(attempt, batch.attempt >= TAKE_TURN_FROM_ATTEMPT);
     shards.refresh(engine);
     joinArrivals(batch.pending);

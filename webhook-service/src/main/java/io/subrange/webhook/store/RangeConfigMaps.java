@@ -47,8 +47,10 @@ public final class RangeConfigMaps {
   static final String SHARD_ANNOTATION = "subrange.io/shard";
   static final String SHARD_SPAN_ANNOTATION = "subrange.io/shard-span";
   /**
-   * When a replica that kept losing its writes of a shard took its turn at it (see
-   * {@link StoredShards#rereadTakingTurn}); the next write of the shard drops it.
+   * When a replica whose writes of a shard kept losing took its turn at it (see
+   * {@link StoredShards#rereadTakingTurn}). Not content: {@link #sameContent} leaves it out, and
+   * {@link #encodeWindow} and {@link #encode} do not write it, so it goes with the next write of
+   * this version.
    */
   static final String WRITE_TURN_ANNOTATION = "subrange.io/write-turn";
   static final String ALLOCATION = "allocation";
@@ -57,11 +59,25 @@ public final class RangeConfigMaps {
   private RangeConfigMaps() {
   }
 
-  /** Whether a shard already says what {@code desired} says (labels, annotations, data). */
+  /**
+   * Whether a shard already says what {@code desired} says (labels, annotations, data); a turn
+   * taken at it ({@link #WRITE_TURN_ANNOTATION}) is no reason to write.
+   */
   public static boolean sameContent(ConfigMap stored, ConfigMap desired) {
     return Objects.equals(stored.getBinaryData(), desired.getBinaryData())
-        && Objects.equals(stored.getMetadata().getAnnotations(), desired.getMetadata().getAnnotations())
+        && Objects.equals(withoutTurn(stored.getMetadata().getAnnotations()),
+            withoutTurn(desired.getMetadata().getAnnotations()))
         && Objects.equals(stored.getMetadata().getLabels(), desired.getMetadata().getLabels());
+  }
+
+  /** A shard's annotations but a turn taken at it; the same map when it has none. */
+  private static Map<String, String> withoutTurn(Map<String, String> annotations) {
+    if (annotations == null || !annotations.containsKey(WRITE_TURN_ANNOTATION)) {
+      return annotations;
+    }
+    Map<String, String> without = new HashMap<>(annotations);
+    without.remove(WRITE_TURN_ANNOTATION);
+    return without;
   }
 
   // ---- writing ----------------------------------------------------------------------------
@@ -219,17 +235,12 @@ public final class RangeConfigMaps {
    */
   static ConfigMap encodeWindow(ConfigMap stored, RangeWindow window, LedgerMemo memo) {
     String name = stored.getMetadata().getName();
-    Map<String, String> annotations = stored.getMetadata().getAnnotations();
-    if (annotations != null && annotations.containsKey(WRITE_TURN_ANNOTATION)) {
-      annotations = new HashMap<>(annotations);
-      annotations.remove(WRITE_TURN_ANNOTATION);
-    }
     return new ConfigMapBuilder()
         .withNewMetadata()
         .withName(name)
         .withNamespace(stored.getMetadata().getNamespace())
         .withLabels(stored.getMetadata().getLabels())
-        .withAnnotations(annotations)
+        .withAnnotations(withoutTurn(stored.getMetadata().getAnnotations()))
         .endMetadata()
         .addToBinaryData(ALLOCATION, Base64.getEncoder().encodeToString(ShardEncoding.bytesOf(window.taken())))
         .addToBinaryData(HOLDERS, memo.encode(name, window.entries()))

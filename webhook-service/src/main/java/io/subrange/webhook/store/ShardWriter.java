@@ -82,7 +82,6 @@ final class ShardWriter implements AutoCloseable {
     private final Set<String> reread = new HashSet<>();
     /** The shards of {@link #reread} whose writes lost to another writer (409). */
     private final Set<String> lost = new HashSet<>();
-    private boolean lostToAnother;
     private String trouble;
     private int written;
 
@@ -123,7 +122,7 @@ final class ShardWriter implements AutoCloseable {
 
     /** Whether a write lost to another writer (409), rather than failing. */
     boolean lostToAnother() {
-      return lostToAnother;
+      return !lost.isEmpty();
     }
 
     /** Why the last shard that was not written was not; null when every shard was. */
@@ -180,7 +179,6 @@ final class ShardWriter implements AutoCloseable {
         attempt.failed.add(write.key);
         attempt.reread.add(write.desired.getMetadata().getName());
         if (write.conflict) {
-          attempt.lostToAnother = true;
           attempt.lost.add(write.desired.getMetadata().getName());
         }
         attempt.trouble = write.trouble;
@@ -193,8 +191,8 @@ final class ShardWriter implements AutoCloseable {
    * then compare-and-swaps on what another writer stored.
    *
    * @param takeTurn whether the shards another writer won take a turn
-   *     ({@link StoredShards#rereadTakingTurn}): a commit that lost more than once to a writer that
-   *     writes on and on
+   *     ({@link StoredShards#rereadTakingTurn}): for a commit whose attempts failed more than once,
+   *     most likely against a writer that writes those shards on and on
    */
   void readBack(Attempt attempt, boolean takeTurn) {
     if (!takeTurn || attempt.lost.isEmpty()) {

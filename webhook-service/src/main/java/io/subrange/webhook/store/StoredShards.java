@@ -1,6 +1,7 @@
 package io.subrange.webhook.store;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.Resource;
@@ -13,7 +14,9 @@ import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.RangeState;
 import io.subrange.allocator.store.RangeWindow;
 import io.subrange.webhook.Failures;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -40,6 +43,11 @@ import org.slf4j.LoggerFactory;
 final class StoredShards {
 
   private static final Logger log = LoggerFactory.getLogger(StoredShards.class);
+  /**
+   * How long a turn another process took at a shard is left alone: about the longest backoff of a
+   * commit, so the other process has had time to write.
+   */
+  static final Duration TURN_RESPECTED = Duration.ofMillis(200);
 
   private final KubernetesClient client;
   private final String namespace;
@@ -52,8 +60,10 @@ final class StoredShards {
   private final Map<RangeKey, String> problems = new ConcurrentHashMap<>();
   /** Shards being written now, as they will read once written: the watch's echo is no news. */
   private final Map<String, ConfigMap> writing = new ConcurrentHashMap<>();
-  /** Whether a patch refused for want of RBAC was logged (once is enough). */
-  private volatile boolean patchRefusedLogged;
+  /** False once the API server refused a patch for want of RBAC: turns are then plain reads. */
+  private volatile boolean mayPatch = true;
+  /** The last stamp this process put on a shard when it took a turn (see {@link #rereadTakingTurn}). */
+  private volatile String ourLastStamp;
   /** The holder ledgers of the shards this process wrote or read last (see LedgerMemo). */
   private final LedgerMemo ledgers = LedgerMemo.create();
 
@@ -142,17 +152,30 @@ final class StoredShards {
   /**
    * As {@link #reread}, for shards whose writes keep losing to a writer that never needs to read
    * first (its last write told it the version): each is read by a merge patch that stamps
-   * {@link RangeConfigMaps#WRITE_TURN_ANNOTATION}, so the other writer's next compare-and-swap
-   * loses once and backs off, while this one writes on the version the patch returned. Without
-   * the right to patch (RBAC older than this version), a plain read.
+   * {@link RangeConfigMaps#WRITE_TURN_ANNOTATION} with the time, which moves the version on. The
+   * other writer's next compare-and-swap then loses and backs off, unless its watch brings it the
+   * stamped version first, while this one writes on the version the patch returned.
+   *
+   * <p>A turn another process took less than {@link #TURN_RESPECTED} ago (as far as the watch has
+   * shown) is not cut short: that shard is read plainly. Nor is any shard patched once the API
+   * server refused a patch for want of RBAC (manifests older than this version), until restart.
    */
   void rereadTakingTurn(Set<String> names) {
+    Instant now = Instant.now();
+    String stamp = now.toString();
     String patch = "{\"metadata\":{\"annotations\":{\"" + RangeConfigMaps.WRITE_TURN_ANNOTATION + "\":\""
-        + Instant.now() + "\"}}}";
+        + stamp + "\"}}}";
     readAgain(names, name -> {
       Resource<ConfigMap> shard = client.configMaps().inNamespace(namespace).withName(name);
+      if (!mayPatch || anotherTookATurnLately(latest.get(name), now)) {
+        return shard.get();
+      }
       try {
-        ConfigMap patched = shard.patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        // Patched through a named object: by name alone, fabric8 reads the shard before patching.
+        ConfigMap patched = client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
+            .withNewMetadata().withName(name).withNamespace(namespace).endMetadata().build())
+            .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        ourLastStamp = stamp;
         metrics.turnTaken();
         return patched;
       } catch (KubernetesClientException e) {
@@ -162,15 +185,29 @@ final class StoredShards {
         if (e.getCode() != 403) {
           throw e;
         }
-        if (!patchRefusedLogged) {
-          patchRefusedLogged = true;
-          log.warn("subrange may not patch ConfigMap {} ({}), so a replica that keeps losing writes to a shard"
-              + " cannot take its turn; grant patch on configmaps as manifests/rbac.yaml does", name,
-              Failures.rootMessage(e));
-        }
+        mayPatch = false;
+        log.warn("subrange may not patch ConfigMap {} ({}), so until it restarts a replica whose writes to a shard"
+            + " keep losing cannot take its turn; grant patch on configmaps as manifests/rbac.yaml does", name,
+            Failures.rootMessage(e));
         return shard.get();
       }
     });
+  }
+
+  /** Whether a shard carries a turn another process stamped less than {@link #TURN_RESPECTED} before {@code now}. */
+  private boolean anotherTookATurnLately(ConfigMap shard, Instant now) {
+    String stamp = shard == null || shard.getMetadata().getAnnotations() == null ? null
+        : shard.getMetadata().getAnnotations().get(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+    if (stamp == null || stamp.equals(ourLastStamp)) {
+      return false;
+    }
+    try {
+      Duration age = Duration.between(Instant.parse(stamp), now);
+      // Clocks of other nodes may run ahead a little: a stamp from the near future is recent too.
+      return age.compareTo(TURN_RESPECTED) < 0 && age.compareTo(TURN_RESPECTED.negated()) > 0;
+    } catch (DateTimeParseException e) {
+      return false;
+    }
   }
 
   /** Reads each shard with {@code read} (null: it is gone) and has it loaded before the next commit. */

@@ -97,12 +97,15 @@ class RangeConfigMapsTest {
   }
 
   @Test
-  void theNextWriteOfAShardEndsATurnTakenAtItAndKeepsEveryOtherAnnotation() {
+  void aTurnTakenAtAShardIsNoContentAndItsNextWriteEndsIt() {
     AllocationEngine engine = new AllocationEngine(PortRange.parse("30000-32767"), ThreadLocalRandomGenerator.INSTANCE);
     engine.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));  // one shard
     ConfigMap stored = RangeConfigMaps.encode(engine.export(V4), "ns").get(0);
+    ConfigMap unstamped = RangeConfigMaps.encode(engine.export(V4), "ns").get(0);
     Map<String, String> before = Map.copyOf(stored.getMetadata().getAnnotations());
     stored.getMetadata().getAnnotations().put(RangeConfigMaps.WRITE_TURN_ANNOTATION, "2026-11-28T13:30:00.123456Z");
+    assertThat(RangeConfigMaps.sameContent(stored, unstamped)).as("a turn alone is no reason to write").isTrue();
+    assertThat(RangeConfigMaps.sameContent(unstamped, stored)).isTrue();
     engine.reserve(ReservationRequest.ips(Holder.service("ns", "svc", ""), List.of(IpClaim.dynamic(IpFamily.IPV4)),
         false));
 

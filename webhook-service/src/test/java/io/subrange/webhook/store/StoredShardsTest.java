@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -22,6 +24,7 @@ import io.subrange.allocator.store.IpClaim;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.ReservationRequest;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -338,12 +341,8 @@ class StoredShardsTest {
     shards.reread(Set.of(name));
     assertThat(shards.latest(name).getMetadata().getResourceVersion())
         .isEqualTo(theirs.getMetadata().getResourceVersion());
-    shards.refresh(reader);
 
-    assertLoads(1, 0);
-    assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
-    assertThat(shards.loaded(name).getMetadata().getResourceVersion())
-        .isEqualTo(theirs.getMetadata().getResourceVersion());
+    assertShard2LoadsAloneAt(theirs);
   }
 
   @Test
@@ -360,13 +359,8 @@ class StoredShardsTest {
     assertThat(shards.latest(name).getMetadata().getResourceVersion())
         .isEqualTo(stamped.getMetadata().getResourceVersion());
     assertThat(metrics.turnsTaken()).isEqualTo(1);
-    shards.refresh(reader);
 
-    assertLoads(1, 0);
-    assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
-    assertThat(shards.loaded(name).getMetadata().getResourceVersion())
-        .as("the next write compare-and-swaps on the stamped version")
-        .isEqualTo(stamped.getMetadata().getResourceVersion());
+    assertShard2LoadsAloneAt(stamped);
   }
 
   @Test
@@ -382,10 +376,62 @@ class StoredShardsTest {
     assertThat(metrics.turnsTaken()).isZero();
     assertThat(shards.latest(name).getMetadata().getResourceVersion())
         .isEqualTo(theirs.getMetadata().getResourceVersion());
-    shards.refresh(reader);
+    assertShard2LoadsAloneAt(theirs);
 
+    // The API server would now take the patch (the refusal was once), but this process no longer tries.
+    shards.rereadTakingTurn(Set.of(name));
+    assertThat(client.configMaps().inNamespace(NS).withName(name).get().getMetadata().getAnnotations())
+        .doesNotContainKey(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+    assertThat(metrics.turnsTaken()).isZero();
+  }
+
+  @Test
+  void aTurnAnotherProcessTookLatelyIsLeftAloneAndAnOlderOneIsNot() {
+    loadEverythingFromTheApi();
+    ConfigMap theirs = anotherReplicaWritesShard2ToTheApi();
+    String name = nameOf(theirs);
+    // A little ahead, as another node's clock may be: still within the turn however slow this test runs.
+    String recent = Instant.now().plusMillis(100).toString();
+    watch.onUpdate(theirs, anotherProcessStamps(name, recent));
+
+    shards.rereadTakingTurn(Set.of(name));
+    assertThat(metrics.turnsTaken()).as("its turn is left alone").isZero();
+    assertThat(stampOf(name)).isEqualTo(recent);
+    assertThat(shards.latest(name).getMetadata().getAnnotations())
+        .containsEntry(RangeConfigMaps.WRITE_TURN_ANNOTATION, recent);
+
+    watch.onUpdate(theirs, anotherProcessStamps(name,
+        Instant.now().minus(StoredShards.TURN_RESPECTED).minusMillis(50).toString()));
+    shards.rereadTakingTurn(Set.of(name));
+    assertThat(metrics.turnsTaken()).as("an older turn is over").isEqualTo(1);
+    String ours = stampOf(name);
+    assertThat(ours).isNotEqualTo(recent);
+
+    // Its own turn does not hold this process back.
+    shards.rereadTakingTurn(Set.of(name));
+    assertThat(metrics.turnsTaken()).isEqualTo(2);
+  }
+
+  /**
+   * Shard 2 loads alone into the reader, at {@code version}'s resourceVersion: the one the next
+   * write compare-and-swaps on.
+   */
+  private void assertShard2LoadsAloneAt(ConfigMap version) {
+    shards.refresh(reader);
     assertLoads(1, 0);
     assertThat(reader.holderOf(IN_SHARD_2)).contains(WEB);
+    assertThat(shards.loaded(nameOf(version)).getMetadata().getResourceVersion())
+        .isEqualTo(version.getMetadata().getResourceVersion());
+  }
+
+  private ConfigMap anotherProcessStamps(String name, String stamp) {
+    return client.configMaps().inNamespace(NS).withName(name).patch(PatchContext.of(PatchType.JSON_MERGE),
+        "{\"metadata\":{\"annotations\":{\"" + RangeConfigMaps.WRITE_TURN_ANNOTATION + "\":\"" + stamp + "\"}}}");
+  }
+
+  private String stampOf(String name) {
+    return client.configMaps().inNamespace(NS).withName(name).get().getMetadata().getAnnotations()
+        .get(RangeConfigMaps.WRITE_TURN_ANNOTATION);
   }
 
   @Test

@@ -1,0 +1,109 @@
+package io.subrange.webhook.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.subrange.allocator.band.ThreadLocalRandomGenerator;
+import io.subrange.allocator.net.Cidr;
+import io.subrange.allocator.port.PortRange;
+import io.subrange.allocator.store.AllocationEngine;
+import io.subrange.allocator.store.Holder;
+import io.subrange.allocator.store.PortClaim;
+import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.ReservationRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a commit sends for a shard when its writes lose (409): after the first loss a plain read,
+ * from the second failed attempt on a turn (a merge patch), and the write that follows drops the
+ * turn's stamp. fabric8's mock API server stores the shards; the 409s are its expectations, since a
+ * real API server loses a race only when another writer makes it.
+ */
+@EnableKubernetesMockClient(crud = true)
+class CommitRetryTest {
+
+  private static final String NS = "subrange-state";
+  private static final PortRange PORTS = PortRange.parse("30000-32767");
+  private static final int PORT = 31000;
+
+  KubernetesClient client;
+  KubernetesMockServer server;
+
+  private ConfigMapAllocationStore store;
+  private final StoreMetrics metrics = StoreMetrics.unregistered();
+  private String shardPath;
+
+  @BeforeEach
+  void store() {
+    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    store = new ConfigMapAllocationStore(engine, client, NS, Duration.ofSeconds(3), metrics);
+    store.start(Duration.ofSeconds(10));
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
+    for (RangeKey key : store.rangesToRebuild().keySet()) {
+      store.install(store.emptyCopyOf(key).export(key)).join();
+    }
+    ShardLayout layout = ShardLayout.of(RangeKey.nodePorts(), ShardEncoding.RANGE_ALLOCATION, PORTS.toString());
+    int shard = (int) ((PORT - PORTS.first()) / layout.span());
+    shardPath = "/api/v1/namespaces/" + NS + "/configmaps/" + ShardNames.name(RangeKey.nodePorts(), shard);
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  @Test
+  void oneLossIsFollowedByAPlainRead() throws Exception {
+    loses(1);
+
+    assertThat(requestsForTheShardWhile(this::reservePort)).containsExactly("PUT", "GET", "PUT");
+    assertThat(metrics.turnsTaken()).isZero();
+  }
+
+  @Test
+  void aSecondLossIsFollowedByATurnWhichTheNextWriteEnds() throws Exception {
+    loses(2);
+
+    assertThat(requestsForTheShardWhile(this::reservePort)).containsExactly("PUT", "GET", "PUT", "PATCH", "PUT");
+    assertThat(metrics.turnsTaken()).isEqualTo(1);
+    assertThat(client.configMaps().inNamespace(NS).withName(shardPath.substring(shardPath.lastIndexOf('/') + 1))
+        .get().getMetadata().getAnnotations()).doesNotContainKey(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+    assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
+  }
+
+  /** The shard's next {@code times} writes lose to "another writer". */
+  private void loses(int times) {
+    server.expect().put().withPath(shardPath).andReturn(409, new StatusBuilder().withCode(409).withReason("Conflict")
+        .withMessage("Operation cannot be fulfilled on configmaps: the object has been modified").build()).times(times);
+  }
+
+  private void reservePort() {
+    store.reserve(new ReservationRequest(Holder.service("default", "web", ""), List.of(),
+        List.of(PortClaim.specific(PORT)), false)).join();
+  }
+
+  /** The methods of the requests for the shard itself (not lists or watches) while {@code action} ran. */
+  private List<String> requestsForTheShardWhile(Runnable action) throws InterruptedException {
+    while (server.takeRequest(100, TimeUnit.MILLISECONDS) != null) {
+      // what the store's start and the ranges' installation sent
+    }
+    action.run();
+    List<String> methods = new ArrayList<>();
+    for (RecordedRequest request; (request = server.takeRequest(100, TimeUnit.MILLISECONDS)) != null;) {
+      if (request.getPath().equals(shardPath)) {
+        methods.add(request.getMethod());
+      }
+    }
+    return methods;
+  }
+}

@@ -116,15 +116,21 @@ public final class LoadHarness {
         int orphansAfterLoad = ServiceValues.orphans(cluster.stored(), load).size();
         int refused = ServiceLoad.createRefusedAfterAdmission(load, "load", "refused", REFUSED);
         Instant lastOrphaned = Instant.now();
+        // A value handed out from a reservation is written as its Service's only a moment later
+        // (reserve-ahead-flush, 500 ms); until then the ConfigMaps show the replica's reservation,
+        // not an orphan. Counted at once, 97 of the 150 had been named in one run, 106 in another.
+        int expected = REFUSED + REFUSED / 2;  // an address each, and a port for every other one
+        Processes.pollUntil(Duration.ofSeconds(5), 200,
+            () -> ServiceValues.orphans(cluster.stored(), load).size() >= expected);
         int orphans = ServiceValues.orphans(cluster.stored(), load).size();
-        System.out.printf("   values without an owner: %d after the load, %d after %d/%d creates the API server refused"
-            + " after subrange allocated%n", orphansAfterLoad, orphans, refused, REFUSED);
+        System.out.printf("   values without an owner: %d after the load, %d (of %d expected) after %d/%d creates the API"
+            + " server refused after subrange allocated%n", orphansAfterLoad, orphans, expected, refused, REFUSED);
         Duration limit = grace.plusSeconds(30);
         boolean reclaimed = Processes.pollUntil(Duration.between(Instant.now(), lastOrphaned.plus(limit)), 500,
             () -> ServiceValues.orphans(cluster.stored(), load).isEmpty());
         ok &= check(String.format("all %d freed within grace + 30 s (%d s): %s", orphans, limit.toSeconds(),
             reclaimed ? "after " + Duration.between(lastOrphaned, Instant.now()).toSeconds() + " s" : "not all"),
-            reclaimed && orphans >= refused && refused == REFUSED);
+            reclaimed && orphans >= expected && refused == REFUSED);
         ok &= check("the ConfigMaps hold every Service's values", ServiceValues.unaccounted(cluster.stored(), load).isEmpty());
         printStoreMetrics(cluster);
         System.out.printf("   load ended %s; deleting everything%n", loadEnded);

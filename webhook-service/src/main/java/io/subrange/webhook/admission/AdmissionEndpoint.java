@@ -1,6 +1,5 @@
 package io.subrange.webhook.admission;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.subrange.webhook.Failures;
@@ -190,7 +189,7 @@ public class AdmissionEndpoint implements SmartLifecycle {
       // Whatever else goes wrong is answered as an AdmissionReview the API server shows (500).
       outcome = AdmissionAnswers.failure(call, failure, admissionTimeout);
     }
-    Reply reply = Reply.json(json(outcome));
+    Reply reply = Reply.json(AdmissionAnswers.json(mapper, outcome));
     if (answering.answered.compareAndSet(false, true)) {
       metrics.record(webhook, call.kind().kind(), call.operation().name(), outcome.result(),
           System.nanoTime() - answering.started);
@@ -223,14 +222,6 @@ public class AdmissionEndpoint implements SmartLifecycle {
     metrics.record(webhook, UNKNOWN, UNKNOWN, "error", System.nanoTime() - started);
     return Reply.text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "subrange failed to answer this request ("
         + e.getClass().getSimpleName() + "); see the subrange logs");
-  }
-
-  private byte[] json(Outcome outcome) {
-    try {
-      return mapper.writeValueAsBytes(outcome.review());
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("an AdmissionReview answer could not be written as JSON", e);
-    }
   }
 
   // ---- lifecycle: answers in progress end before the server stops ---------------------------------

@@ -59,7 +59,7 @@ public class MutatingAdmission {
       mutated = CompletableFuture.failedFuture(e);
     }
     return mutated.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).handle((result, failure) -> failure == null
-        ? AdmissionAnswers.patched(mapper, call.uid(), original.patchTo(result), List.copyOf(context.warnings()))
+        ? AdmissionAnswers.patched(call.uid(), original.patchTo(result), List.copyOf(context.warnings()))
         : AdmissionAnswers.failure(call, failure, timeout));
   }
 }

@@ -1,18 +1,18 @@
 package io.subrange.webhook.admission;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fabric8.zjsonpatch.DiffFlags;
-import io.fabric8.zjsonpatch.JsonDiff;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.function.Function;
 
 /**
  * The part of an object a {@link Mutator} may change, over which {@link MutatingAdmission} takes
  * the JSON Patch. Every admitted object is written to a tree twice (before and after) to be
- * diffed; a Service's {@code metadata} (its {@code managedFields} mirror the whole spec) is as
+ * diffed ({@link JsonPatchDiff}); a Service's {@code metadata} (its {@code managedFields} mirror the whole spec) is as
  * large as the {@code spec} its mutator changes. Diffing the spec alone took decoding and
  * patching a NodePort Service create from 21.7 to 12.4 µs on one thread, C1 only.
  *
@@ -47,19 +47,23 @@ public record PatchScope<T>(String field, Function<T, Object> part) {
   /** The tree of the part before the mutation, and how to read the same part afterwards. */
   record Snapshot<T>(ObjectMapper mapper, String field, Function<T, Object> part, JsonNode before) {
 
-    /** The JSON Patch from the snapshot to {@code after}, with paths from the object's root. */
-    JsonNode patchTo(T after) {
+    /**
+     * The JSON Patch from the snapshot to {@code after}, written as JSON with paths from the
+     * object's root; null when nothing in the scope changed.
+     */
+    byte[] patchTo(T after) {
       Object taken = part.apply(after);
       JsonNode tree = taken == null ? NullNode.getInstance() : mapper.valueToTree(taken);
-      JsonNode patch = JsonDiff.asJson(before, tree, DiffFlags.dontNormalizeOpIntoMoveAndCopy());
-      if (field == null) {
-        return patch;
+      ByteArrayOutputStream json = new ByteArrayOutputStream(256);
+      try (JsonGenerator out = mapper.createGenerator(json)) {
+        out.writeStartArray();
+        int operations = JsonPatchDiff.write(out, field == null ? "" : "/" + field, before, tree);
+        out.writeEndArray();
+        out.flush();
+        return operations == 0 ? null : json.toByteArray();
+      } catch (IOException e) {
+        throw new UncheckedIOException("a JSON Patch could not be written", e);
       }
-      // Only add, remove and replace (no move or copy, so no "from"): the path alone moves down.
-      for (JsonNode operation : (ArrayNode) patch) {
-        ((ObjectNode) operation).put("path", "/" + field + operation.path("path").asText());
-      }
-      return patch;
     }
   }
 }

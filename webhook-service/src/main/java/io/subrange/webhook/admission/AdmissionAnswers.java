@@ -77,8 +77,8 @@ final class AdmissionAnswers {
 
   /**
    * The answer as the API server reads it, written field by field: every create's answer is
-   * written here, and going through the fabric8 model's builders and bean serializers cost about
-   * as much as the patch itself (docs/performance.md, "Nineteenth round"). The patch goes in as
+   * written here, and going through the fabric8 model's builders and bean serializers took about
+   * as much of a profile as the diff did (docs/performance.md, "Nineteenth round"). The patch goes in as
    * base64 (Jackson's binary: the standard alphabet with padding, no line breaks, as Go's
    * encoding/json reads a []byte). A denial's status is written by the mapper.
    */

@@ -78,12 +78,13 @@ final class AdmissionAnswers {
   /**
    * The answer as the API server reads it, written field by field: every create's answer is
    * written here, and going through the fabric8 model's builders and bean serializers took about
-   * as much of a profile as the diff did (docs/performance.md, "Nineteenth round"). The patch goes in as
-   * base64 (Jackson's binary: the standard alphabet with padding, no line breaks, as Go's
-   * encoding/json reads a []byte). A denial's status is written by the mapper.
+   * as much of a profile as the diff did (docs/performance.md, "Nineteenth round"). The patch
+   * goes in as base64 (Jackson's binary: the standard alphabet with padding, no line breaks, as
+   * Go's encoding/json reads a []byte). A denial's status is written by the mapper.
    */
   static byte[] json(ObjectMapper mapper, Outcome outcome) {
-    ByteArrayOutputStream json = new ByteArrayOutputStream(outcome.patch() == null ? 256 : 256 + outcome.patch().length * 2);
+    int patchSize = outcome.patch() == null ? 0 : outcome.patch().length;
+    ByteArrayOutputStream json = new ByteArrayOutputStream(256 + patchSize * 4 / 3);
     try (JsonGenerator out = mapper.createGenerator(json)) {
       out.writeStartObject();
       out.writeStringField("apiVersion", AdmissionReviewReader.API_VERSION);

@@ -48,20 +48,21 @@ final class AdmissionAnswers {
   }
 
   static Outcome denied(String uid, int code, String reason, String message) {
-    return denied(uid, code, reason, message, null);
+    return denied(uid, code, reason, message, null, "denied");
   }
 
-  private static Outcome denied(String uid, int code, String reason, String message, StatusDetails details) {
+  private static Outcome denied(String uid, int code, String reason, String message, StatusDetails details,
+      String result) {
     Status status = new StatusBuilder().withStatus("Failure").withCode(code).withReason(reason)
         .withMessage(message).withDetails(details).build();
-    return new Outcome(uid, false, null, List.of(), status, "denied");
+    return new Outcome(uid, false, null, List.of(), status, result);
   }
 
   /** A handler's failure as the answer: its denial, a 503 on timeout, or a 500 that leaks no internals. */
   static Outcome failure(AdmissionCall call, Throwable failure, Duration timeout) {
     Throwable cause = Failures.cause(failure);
     if (cause instanceof AdmissionDenied denied) {
-      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), denied.details());
+      return denied(call.uid(), denied.code(), denied.reason(), denied.getMessage(), denied.details(), "denied");
     }
     if (cause instanceof TimeoutException) {
       // The answer must not claim an allocation that is not durable; a late one is reclaimed.
@@ -70,9 +71,8 @@ final class AdmissionAnswers {
     }
     log.error("Internal error admitting {} {} {}/{} (uid {})", call.operation(), call.kind(), call.namespace(),
         call.name(), call.uid(), cause);
-    Outcome error = denied(call.uid(), 500, "InternalError", "subrange failed to process this request ("
-        + cause.getClass().getSimpleName() + "); nothing was allocated for it; see the subrange logs");
-    return new Outcome(error.uid(), false, null, List.of(), error.status(), "error");
+    return denied(call.uid(), 500, "InternalError", "subrange failed to process this request ("
+        + cause.getClass().getSimpleName() + "); nothing was allocated for it; see the subrange logs", null, "error");
   }
 
   /**

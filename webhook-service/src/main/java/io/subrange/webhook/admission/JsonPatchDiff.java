@@ -2,7 +2,10 @@ package io.subrange.webhook.admission;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.Iterator;
 import java.util.Map;
 
@@ -23,10 +26,24 @@ final class JsonPatchDiff {
   }
 
   /**
-   * Writes the operations from {@code before} to {@code after} under {@code path} (a JSON Pointer,
-   * "" for the root) into an array the caller has started; returns how many it wrote.
+   * The JSON Patch from {@code before} to {@code after}, its paths under {@code path} (a JSON
+   * Pointer, "" for the root), as JSON; null when the two are equal.
    */
-  static int write(JsonGenerator out, String path, JsonNode before, JsonNode after) throws IOException {
+  static byte[] patch(ObjectMapper mapper, String path, JsonNode before, JsonNode after) {
+    ByteArrayOutputStream json = new ByteArrayOutputStream(256);
+    try (JsonGenerator out = mapper.createGenerator(json)) {
+      out.writeStartArray();
+      int operations = write(out, path, before, after);
+      out.writeEndArray();
+      out.flush();
+      return operations == 0 ? null : json.toByteArray();
+    } catch (IOException e) {
+      throw new UncheckedIOException("a JSON Patch could not be written", e);
+    }
+  }
+
+  /** Writes the operations from {@code before} to {@code after} under {@code path}; returns how many. */
+  private static int write(JsonGenerator out, String path, JsonNode before, JsonNode after) throws IOException {
     if (before.equals(after)) {
       return 0;
     }

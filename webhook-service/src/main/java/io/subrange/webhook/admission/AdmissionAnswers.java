@@ -47,10 +47,6 @@ final class AdmissionAnswers {
     return new Outcome(uid, true, patch, warnings, null, "patched");
   }
 
-  static Outcome denied(String uid, int code, String reason, String message) {
-    return denied(uid, code, reason, message, null, "denied");
-  }
-
   private static Outcome denied(String uid, int code, String reason, String message, StatusDetails details,
       String result) {
     Status status = new StatusBuilder().withStatus("Failure").withCode(code).withReason(reason)
@@ -67,7 +63,7 @@ final class AdmissionAnswers {
     if (cause instanceof TimeoutException) {
       // The answer must not claim an allocation that is not durable; a late one is reclaimed.
       return denied(call.uid(), 503, "ServiceUnavailable", "subrange could not make the allocation for this"
-          + " request durable within " + timeout.toMillis() + " ms; retry shortly");
+          + " request durable within " + timeout.toMillis() + " ms; retry shortly", null, "denied");
     }
     log.error("Internal error admitting {} {} {}/{} (uid {})", call.operation(), call.kind(), call.namespace(),
         call.name(), call.uid(), cause);

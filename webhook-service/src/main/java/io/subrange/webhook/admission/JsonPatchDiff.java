@@ -10,15 +10,15 @@ import java.util.Iterator;
 import java.util.Map;
 
 /**
- * Writes the JSON Patch (RFC 6902) that turns one tree into another straight to a generator, one
- * operation after the other: objects are compared field by field, arrays of the same length
- * element by element, and anything else that differs is replaced whole. Only {@code add},
- * {@code remove} and {@code replace}: an array whose length changed is replaced rather than edited
- * element by element, which is as valid and, for what admission changes, as short.
+ * The JSON Patch (RFC 6902) that turns one tree into another, written out operation by operation
+ * as the trees are compared: objects field by field, arrays of the same length element by element,
+ * anything else that differs replaced whole. Only {@code add}, {@code remove} and {@code replace}:
+ * an array whose length changed is replaced rather than edited element by element, which is as
+ * valid and, for what admission changes, as short.
  *
  * <p>subrange's own because the general differ it replaced (zjsonpatch, with longest common
- * subsequences over arrays) built a tree of operations that was then written out again, and that
- * cost more than the diff: see docs/performance.md, "Nineteenth round".
+ * subsequences over arrays) built a tree of operations that was then written out again, on every
+ * create: see docs/performance.md, "Nineteenth round".
  */
 final class JsonPatchDiff {
 
@@ -44,9 +44,8 @@ final class JsonPatchDiff {
 
   /** Writes the operations from {@code before} to {@code after} under {@code path}; returns how many. */
   private static int write(JsonGenerator out, String path, JsonNode before, JsonNode after) throws IOException {
-    if (before.equals(after)) {
-      return 0;
-    }
+    // Containers are walked rather than compared whole first: an equality check at every level
+    // would compare the same subtrees again at each level below.
     if (before.isObject() && after.isObject()) {
       return objects(out, path, before, after);
     }
@@ -56,6 +55,9 @@ final class JsonPatchDiff {
         written += write(out, path + "/" + i, before.get(i), after.get(i));
       }
       return written;
+    }
+    if (before.equals(after)) {
+      return 0;
     }
     operation(out, "replace", path, after);
     return 1;
@@ -96,7 +98,7 @@ final class JsonPatchDiff {
   }
 
   /** A field name as a JSON Pointer token: "~" and "/" escaped, as in "app.kubernetes.io~1name". */
-  static String escape(String name) {
+  private static String escape(String name) {
     if (name.indexOf('~') < 0 && name.indexOf('/') < 0) {
       return name;
     }

@@ -28,12 +28,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the mutating webhook does around a NodePort Service create besides allocating: decode the
  * review's object, take the patch scope's snapshot, apply what the allocation sets (ClusterIP,
- * families, a NodePort), take the JSON Patch and write the AdmissionReview answer. Each benchmark
- * adds one stage to the one before, so their differences are what the stages cost; the
- * {@code ...Zjsonpatch} ones take the patch and write the answer as subrange did before
- * {@link JsonPatchDiff} (zjsonpatch's diff, the patch as a tree, the answer built and written
- * through the fabric8 model). {@code benchmarks/run-webhook-service AdmissionAnswer}; numbers in
- * docs/performance.md.
+ * families, a NodePort), take the JSON Patch and write the AdmissionReview answer; and the same as
+ * subrange did it before {@link JsonPatchDiff} (zjsonpatch's diff, the patch as a tree, the answer
+ * built and written through the fabric8 model). {@code decode} alone is what both start with.
+ * {@code benchmarks/run-webhook-service AdmissionAnswer}; numbers in docs/performance.md.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -75,14 +73,6 @@ public class AdmissionAnswerBenchmark {
     return call.object().decode(Service.class, "request.object", call.kind());
   }
 
-  @Benchmark
-  public Object decodeAndPatch() {
-    AdmissionCall call = reader.read(REVIEW);
-    Service service = call.object().decode(Service.class, "request.object", call.kind());
-    PatchScope.Snapshot<Service> before = SPEC.before(mapper, service);
-    allocate(service.getSpec());
-    return before.patchTo(service);
-  }
 
   @Benchmark
   public byte[] decodePatchAndAnswer() {
@@ -93,14 +83,6 @@ public class AdmissionAnswerBenchmark {
     return AdmissionAnswers.json(mapper, AdmissionAnswers.patched(call.uid(), before.patchTo(service), List.of()));
   }
 
-  @Benchmark
-  public Object decodeAndPatchZjsonpatch() {
-    AdmissionCall call = reader.read(REVIEW);
-    Service service = call.object().decode(Service.class, "request.object", call.kind());
-    JsonNode before = mapper.valueToTree(service.getSpec());
-    allocate(service.getSpec());
-    return zjsonpatch(before, service);
-  }
 
   @Benchmark
   public byte[] decodePatchAndAnswerZjsonpatch() throws Exception {

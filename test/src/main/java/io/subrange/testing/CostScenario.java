@@ -41,7 +41,7 @@ final class CostScenario {
 
   /** The command line's options, with the scenario's defaults. */
   record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds,
-      int warmUpLimit, Set<String> only) {
+      int warmUpLimit, Set<String> only, int apiServerProfileSeconds) {
 
     /** Every configuration, in the order they run: what {@code --only} chooses from. */
     static final List<String> CONFIGURATIONS = List.of(BUILT_IN, NO_OP, ONE, REPLICAS, HELD);
@@ -56,7 +56,8 @@ final class CostScenario {
           Integer.parseInt(options.getOrDefault("replicas", "3")),
           warmUpRounds,
           Integer.parseInt(options.getOrDefault("warm-up-limit", String.valueOf(Math.max(12, warmUpRounds)))),
-          Set.copyOf(Arrays.asList(options.getOrDefault("only", String.join(",", CONFIGURATIONS)).split(","))));
+          Set.copyOf(Arrays.asList(options.getOrDefault("only", String.join(",", CONFIGURATIONS)).split(","))),
+          Integer.parseInt(options.getOrDefault("api-server-profile", "0")));
     }
 
     Options {
@@ -66,6 +67,9 @@ final class CostScenario {
       if (warmUpLimit < warmUpRounds) {
         throw new IllegalArgumentException("--warm-up-limit is at least --warm-up-rounds (" + warmUpRounds
             + "), not " + warmUpLimit);
+      }
+      if (apiServerProfileSeconds < 0) {
+        throw new IllegalArgumentException("--api-server-profile is seconds, 0 for none, not " + apiServerProfileSeconds);
       }
       if (!CONFIGURATIONS.containsAll(only)) {
         throw new IllegalArgumentException("--only takes some of " + String.join(",", CONFIGURATIONS) + ", not "
@@ -183,7 +187,7 @@ final class CostScenario {
          KubernetesClient admin = plane.client()) {
       Config config = plane.config();
       if (options.measures(BUILT_IN)) {
-        results.put(BUILT_IN, run(config, BUILT_IN, options.warmUp(), Map.of(), null, null));
+        results.put(BUILT_IN, run(config, workDir, BUILT_IN, options.warmUp(), Map.of(), null, null));
       }
       if (options.measures(NO_OP)) {
         results.put(NO_OP, noOp(config, admin, workDir));
@@ -194,7 +198,7 @@ final class CostScenario {
             settings.withWebhooks(1))) {
           // The next cluster starts from the store this one leaves (run leaves it as it found it),
           // and registers under the same names: let nothing call this one's address once it is gone.
-          results.put(ONE, run(config, ONE, options.warmUp(), CpuUse.processes(cluster), cluster, cluster.probes()));
+          results.put(ONE, run(config, workDir, ONE, options.warmUp(), CpuUse.processes(cluster), cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, ONE);
           cluster.unregisterWebhooks();
         }
@@ -207,7 +211,7 @@ final class CostScenario {
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
           settings.withWebhooks(options.replicas()))) {
         // Each replica serves about a third of the creates: as many rounds each as one replica gets.
-        results.put(REPLICAS, run(config, REPLICAS, options.warmUp().times(options.replicas()),
+        results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().times(options.replicas()),
             CpuUse.processes(cluster), cluster, cluster.probes()));
         checkNothingRepaired(cluster, prefix, REPLICAS);
         if (held) {
@@ -216,7 +220,7 @@ final class CostScenario {
           // run's NodePorts then took code paths the compiler had stopped expecting, a third of
           // the held run's extra CPU in the ninth round (docs/performance.md). A round of the
           // measured run's mix per replica first, as every other measured run has before it.
-          results.put(HELD, run(config, HELD, WarmUp.exactly(options.replicas()), CpuUse.processes(cluster),
+          results.put(HELD, run(config, workDir, HELD, WarmUp.exactly(options.replicas()), CpuUse.processes(cluster),
               cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, HELD);
         }
@@ -236,7 +240,7 @@ final class CostScenario {
       WebhookRegistration.register(admin, repo, noOp.baseUrl(), noOp.caBundle(), noOp::serviceCreates);
       Map<String, List<ProcessHandle>> processes = new LinkedHashMap<>();
       processes.put(CpuUse.NO_OP, List.of(noOp.processHandle()));
-      Measured measured = run(config, NO_OP, options.warmUp(), processes, null, probes);
+      Measured measured = run(config, workDir, NO_OP, options.warmUp(), processes, null, probes);
       System.out.println("   " + noOp.describe());
       // With failurePolicy Fail a configuration left behind would refuse every create once it stops.
       WebhookRegistration.unregister(admin, noOp::serviceCreates);
@@ -264,13 +268,15 @@ final class CostScenario {
    * longer than its client keeps them (90 s): the measured run then began with TLS handshakes,
    * on connections the balancer could hand to a replica that had served none of the warm-up.
    *
+   * @param workDir where this range's logs go, and the API server's profile of the run
+   *     ({@code --api-server-profile}, {@link ApiServerProfile})
    * @param warmUp rounds of {@code services} creates and deletes before the measured run
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
    * @param subrange the subrange deployment being measured; null for the built-in and the no-op
    * @param probes the kubelet's probes of the webhook side, running all along (their CPU counts
    *     in the run, as in a cluster); null for the built-in
    */
-  private Measured run(Config config, String label, WarmUp warmUp, Map<String, List<ProcessHandle>> processes,
+  private Measured run(Config config, Path workDir, String label, WarmUp warmUp, Map<String, List<ProcessHandle>> processes,
       ReplicatedCluster subrange, KubeletProbes probes) {
     int services = options.services();
     int clients = options.clients();
@@ -292,6 +298,8 @@ final class CostScenario {
       System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
       Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
       ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
+      ApiServerProfile profile = options.apiServerProfileSeconds() == 0 ? null
+          : ApiServerProfile.start(load, options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
@@ -305,6 +313,9 @@ final class CostScenario {
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
       System.out.printf("   %-11s API server requests per create: %s%n", "",
           trafficAfter.describeSince(trafficBefore, report.created()));
+      if (profile != null) {
+        System.out.printf("   %-11s %s%n", "", profile.finish());
+      }
       if (subrange != null) {
         System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),

@@ -40,7 +40,7 @@ public final class LoadHarness {
     return """
         usage: test/scripts/load <replicas|cost|all> [--services N] [--clients C] [--replicas R] [--kill]
                                  [--grace SECONDS] [--ranges P[,P...]] [--held H] [--warm-up-rounds W]
-                                 [--warm-up-limit L] [--only CONFIGURATION[,...]]
+                                 [--warm-up-limit L] [--only CONFIGURATION[,...]] [--api-server-profile S]
           replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
                      --kill kills one replica halfway; reclaim and delete-everything checks follow
           cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
@@ -53,7 +53,10 @@ public final class LoadHarness {
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
                      at /16; p99 overhead <= 50 ms. About 50 minutes (--held 0: about 45).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
-                     for experiments: a run without all of them checks what it can and fails
+                     for experiments: a run without all of them checks what it can and fails.
+                     --api-server-profile S: a CPU profile of kube-apiserver over each measured run's
+                     first S seconds (Go's pprof), in test/target/load-cost-P/apiserver-CONFIGURATION.pprof;
+                     test/scripts/apiserver-profile sorts it by what the API server did
           overhead   the same as cost (its former name)
           all        replicas, then cost
         """;

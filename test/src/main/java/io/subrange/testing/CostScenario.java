@@ -41,7 +41,7 @@ final class CostScenario {
 
   /** The command line's options, with the scenario's defaults. */
   record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds,
-      int warmUpLimit, Set<String> only, int apiServerProfileSeconds) {
+      int warmUpLimit, Set<String> only, int apiServerProfileSeconds, boolean noOpPatches) {
 
     /** Every configuration, in the order they run: what {@code --only} chooses from. */
     static final List<String> CONFIGURATIONS = List.of(BUILT_IN, NO_OP, ONE, REPLICAS, HELD);
@@ -57,7 +57,8 @@ final class CostScenario {
           warmUpRounds,
           Integer.parseInt(options.getOrDefault("warm-up-limit", String.valueOf(Math.max(12, warmUpRounds)))),
           Set.copyOf(Arrays.asList(options.getOrDefault("only", String.join(",", CONFIGURATIONS)).split(","))),
-          Integer.parseInt(options.getOrDefault("api-server-profile", "0")));
+          Integer.parseInt(options.getOrDefault("api-server-profile", "0")),
+          Boolean.parseBoolean(options.getOrDefault("no-op-patches", "false")));
     }
 
     Options {
@@ -233,7 +234,7 @@ final class CostScenario {
 
   /** The no-op webhook registered as subrange would be, measured, then removed. */
   private Measured noOp(Config config, KubernetesClient admin, Path workDir) {
-    try (NoOpWebhookProcess noOp = NoOpWebhookProcess.start(repo, workDir);
+    try (NoOpWebhookProcess noOp = NoOpWebhookProcess.start(repo, workDir, options.noOpPatches());
          KubeletProbes probes = new KubeletProbes()) {
       probes.watch(noOp.pod(KubeletProbes.declared(repo, "deployment.yaml")));
       System.out.println("   " + noOp.describe());
@@ -526,7 +527,7 @@ final class CostScenario {
     if (builtIn != null && noOp != null) {
       double api = noOp.cpu(CpuUse.KUBE_APISERVER) - builtIn.cpu(CpuUse.KUBE_APISERVER);
       double etcd = noOp.cpu(CpuUse.ETCD) - builtIn.cpu(CpuUse.ETCD);
-      System.out.printf("   /%d, ms CPU per create: cost of being a webhook (no-op - built-in) %+.2f"
+      System.out.printf("   /%d, ms CPU per create: cost of being a webhook (" + name(NO_OP) + " - built-in) %+.2f"
               + " (kube-apiserver %+.2f, etcd %+.2f, no-op JVM %.2f)%n", prefix,
           api + etcd + noOp.cpu(CpuUse.NO_OP), api, etcd, noOp.cpu(CpuUse.NO_OP));
     }
@@ -597,7 +598,7 @@ final class CostScenario {
   private String name(String configuration) {
     return switch (configuration) {
       case BUILT_IN -> "built-in allocation alone";
-      case NO_OP -> "no-op webhook";
+      case NO_OP -> options.noOpPatches() ? "no-op webhook, patching" : "no-op webhook";
       case ONE -> "subrange, 1 replica + reconciler";
       case REPLICAS -> "subrange, " + options.replicas() + " replicas + reconciler";
       case HELD -> String.format("subrange, %d replicas + reconciler, %,d held", options.replicas(), options.held());

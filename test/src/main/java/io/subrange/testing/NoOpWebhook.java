@@ -2,6 +2,7 @@ package io.subrange.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.AbstractVerticle;
 import io.vertx.core.DeploymentOptions;
@@ -33,9 +34,15 @@ import javax.net.ssl.SSLSession;
  * <p>Netty underneath (through Vert.x, which fabric8's HTTP client brings), as under subrange's
  * Reactor Netty: HTTPS on loopback with the serving pair subrange would get, HTTP/1.1 with
  * keep-alive, two event loops. Run as its own JVM by {@link NoOpWebhookProcess}:
- * {@code NoOpWebhook PORT CERT_DIR}. {@code GET /count} answers how many Service CREATEs it
+ * {@code NoOpWebhook PORT CERT_DIR [patch]}. {@code GET /count} answers how many Service CREATEs it
  * has allowed (mutating and validating calls both), to tell when the API server calls it;
  * {@code GET /livez} and {@code /readyz} answer 200, for the kubelet's probes ({@link KubeletProbes}).
+ *
+ * <p>With {@code patch}, its mutating answers to Service creates carry a one-operation JSON Patch
+ * (an annotation, {@value #PATCHED_ANNOTATION}). kube-apiserver's work on a patched answer
+ * (encoding the object, applying the patch, decoding it again, comparing, a second admission pass)
+ * is about the whole object, not the operations, and every webhook that assigns values pays it:
+ * this no-op is then the baseline for an assigning webhook (docs/performance.md, "Twentieth round").
  */
 public final class NoOpWebhook extends AbstractVerticle {
 
@@ -46,18 +53,22 @@ public final class NoOpWebhook extends AbstractVerticle {
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final AtomicLong SERVICE_CREATES = new AtomicLong();
   private static final AtomicBoolean FIRST_REVIEW = new AtomicBoolean(true);
+  static final String PATCHED_ANNOTATION = "subrange.io/no-op";
 
   private final HttpServerOptions options;
+  private final boolean patches;
 
-  private NoOpWebhook(HttpServerOptions options) {
+  private NoOpWebhook(HttpServerOptions options, boolean patches) {
     this.options = options;
+    this.patches = patches;
   }
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: NoOpWebhook PORT CERT_DIR (holding tls.crt and tls.key)");
+    if (args.length < 2 || args.length > 3 || args.length == 3 && !args[2].equals("patch")) {
+      System.err.println("usage: NoOpWebhook PORT CERT_DIR (holding tls.crt and tls.key) [patch]");
       System.exit(2);
     }
+    boolean patches = args.length == 3;
     int port = Integer.parseInt(args[0]);
     Path certDir = Path.of(args[1]);
     PemKeyCertOptions pair = new PemKeyCertOptions();
@@ -89,9 +100,10 @@ public final class NoOpWebhook extends AbstractVerticle {
     // to the instances in turn.
     DeploymentOptions deployment = new DeploymentOptions();
     deployment.setInstances(EVENT_LOOPS);
-    vertx.deployVerticle(() -> new NoOpWebhook(options), deployment)
+    vertx.deployVerticle(() -> new NoOpWebhook(options, patches), deployment)
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    System.out.printf("%shttps://127.0.0.1:%d, %d event loops (%s transport), TLS engine %s%n", PREFIX, port,
+    System.out.printf("%shttps://127.0.0.1:%d, %s, %d event loops (%s transport), TLS engine %s%n", PREFIX, port,
+        patches ? "patching Service creates" : "answers without a patch",
         EVENT_LOOPS, vertx.isNativeTransportEnabled() ? "native" : "NIO",
         openSsl ? "OpenSSL (netty-tcnative)" : "JDK (Java " + Runtime.version() + ", " + System.getProperty(
             "java.vendor") + ")");
@@ -100,12 +112,12 @@ public final class NoOpWebhook extends AbstractVerticle {
 
   @Override
   public void start(Promise<Void> started) {
-    vertx.createHttpServer(options).requestHandler(NoOpWebhook::handle).listen()
+    vertx.createHttpServer(options).requestHandler(this::handle).listen()
         .onSuccess(server -> started.complete())
         .onFailure(started::fail);
   }
 
-  private static void handle(HttpServerRequest request) {
+  private void handle(HttpServerRequest request) {
     if (HttpMethod.GET.equals(request.method()) && "/count".equals(request.path())) {
       request.response().putHeader("content-type", "text/plain").end(Long.toString(SERVICE_CREATES.get()));
       return;
@@ -124,8 +136,11 @@ public final class NoOpWebhook extends AbstractVerticle {
         .onFailure(e -> request.response().setStatusCode(400).end());
   }
 
-  /** Allows the AdmissionReview in {@code body}, any kind, any operation; 400 for anything else. */
-  private static void review(HttpServerRequest request, Buffer body) {
+  /**
+   * Allows the AdmissionReview in {@code body}, any kind, any operation (a mutating Service create
+   * patched when {@link #patches}); 400 for anything else.
+   */
+  private void review(HttpServerRequest request, Buffer body) {
     try {
       JsonNode review = MAPPER.readTree(body.getBytes());
       JsonNode admission = review == null ? null : review.path("request");
@@ -134,8 +149,9 @@ public final class NoOpWebhook extends AbstractVerticle {
         request.response().setStatusCode(400).end("not an " + API_VERSION + " AdmissionReview request");
         return;
       }
-      if ("Service".equals(admission.path("kind").path("kind").asText())
-          && "CREATE".equals(admission.path("operation").asText())) {
+      boolean serviceCreate = "Service".equals(admission.path("kind").path("kind").asText())
+          && "CREATE".equals(admission.path("operation").asText());
+      if (serviceCreate) {
         SERVICE_CREATES.incrementAndGet();
       }
       if (FIRST_REVIEW.compareAndSet(true, false)) {
@@ -150,10 +166,28 @@ public final class NoOpWebhook extends AbstractVerticle {
       ObjectNode response = answer.putObject("response");
       response.set("uid", admission.get("uid"));
       response.put("allowed", true);
+      if (patches && serviceCreate && request.path().startsWith("/mutate")) {
+        response.put("patchType", "JSONPatch");
+        response.put("patch", MAPPER.writeValueAsBytes(annotate(admission.path("object"))));  // base64, as Jackson writes bytes
+      }
       request.response().putHeader("content-type", "application/json")
           .end(Buffer.buffer(MAPPER.writeValueAsBytes(answer)));
     } catch (IOException e) {
       request.response().setStatusCode(400).end("unreadable: " + e.getMessage());
     }
+  }
+
+  /** A JSON Patch adding {@value #PATCHED_ANNOTATION} to {@code object}'s annotations. */
+  static ArrayNode annotate(JsonNode object) {
+    ArrayNode patch = MAPPER.createArrayNode();
+    ObjectNode add = patch.addObject().put("op", "add");
+    if (object.path("metadata").path("annotations").isObject()) {
+      add.put("path", "/metadata/annotations/" + PATCHED_ANNOTATION.replace("~", "~0").replace("/", "~1"));
+      add.put("value", "patched");
+    } else {
+      add.put("path", "/metadata/annotations");
+      add.putObject("value").put(PATCHED_ANNOTATION, "patched");
+    }
+    return patch;
   }
 }

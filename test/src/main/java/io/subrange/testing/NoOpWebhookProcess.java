@@ -40,8 +40,12 @@ public final class NoOpWebhookProcess implements AutoCloseable {
         .sslContext(certificates.trustingContext()).build();
   }
 
-  /** Starts the no-op webhook on a free loopback port and waits until it answers; its log goes to workDir. */
-  public static NoOpWebhookProcess start(RepoLayout repo, Path workDir) {
+  /**
+   * Starts the no-op webhook on a free loopback port and waits until it answers; its log goes to
+   * workDir. With {@code patches}, its mutating answers to Service creates carry a patch
+   * ({@link NoOpWebhook}).
+   */
+  public static NoOpWebhookProcess start(RepoLayout repo, Path workDir, boolean patches) {
     int port = Processes.freePort();
     Path logFile = workDir.resolve("no-op-webhook.log");
     Certificates certificates;
@@ -49,8 +53,11 @@ public final class NoOpWebhookProcess implements AutoCloseable {
     try {
       Files.createDirectories(workDir);
       certificates = Certificates.make(repo, Files.createTempDirectory("subrange-noop-certs"));
-      List<String> command = List.of(Processes.javaExecutable(), "-XX:+UseSerialGC", "-Xmx512m",
-          "-cp", classpath(), NoOpWebhook.class.getName(), String.valueOf(port), certificates.dir().toString());
+      List<String> command = new ArrayList<>(List.of(Processes.javaExecutable(), "-XX:+UseSerialGC", "-Xmx512m",
+          "-cp", classpath(), NoOpWebhook.class.getName(), String.valueOf(port), certificates.dir().toString()));
+      if (patches) {
+        command.add("patch");
+      }
       ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
           .redirectOutput(logFile.toFile());
       builder.environment().put("JAVA_TOOL_OPTIONS", SubrangeServer.jvmToolOptions(port));

@@ -70,7 +70,8 @@ final class CostScenario {
             + "), not " + warmUpLimit);
       }
       if (apiServerProfileSeconds < 0) {
-        throw new IllegalArgumentException("--api-server-profile is seconds, 0 for none, not " + apiServerProfileSeconds);
+        throw new IllegalArgumentException("--api-server-profile is seconds, 0 for none, not "
+            + apiServerProfileSeconds);
       }
       if (!CONFIGURATIONS.containsAll(only)) {
         throw new IllegalArgumentException("--only takes some of " + String.join(",", CONFIGURATIONS) + ", not "
@@ -199,7 +200,8 @@ final class CostScenario {
             settings.withWebhooks(1))) {
           // The next cluster starts from the store this one leaves (run leaves it as it found it),
           // and registers under the same names: let nothing call this one's address once it is gone.
-          results.put(ONE, run(config, workDir, ONE, options.warmUp(), CpuUse.processes(cluster), cluster, cluster.probes()));
+          results.put(ONE, run(config, workDir, ONE, options.warmUp(), CpuUse.processes(cluster), cluster,
+              cluster.probes()));
           checkNothingRepaired(cluster, prefix, ONE);
           cluster.unregisterWebhooks();
         }
@@ -221,8 +223,8 @@ final class CostScenario {
           // run's NodePorts then took code paths the compiler had stopped expecting, a third of
           // the held run's extra CPU in the ninth round (docs/performance.md). A round of the
           // measured run's mix per replica first, as every other measured run has before it.
-          results.put(HELD, run(config, workDir, HELD, WarmUp.exactly(options.replicas()), CpuUse.processes(cluster),
-              cluster, cluster.probes()));
+          results.put(HELD, run(config, workDir, HELD, WarmUp.exactly(options.replicas()),
+              CpuUse.processes(cluster), cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, HELD);
         }
         LoadHarness.printStoreMetrics(cluster);
@@ -277,8 +279,8 @@ final class CostScenario {
    * @param probes the kubelet's probes of the webhook side, running all along (their CPU counts
    *     in the run, as in a cluster); null for the built-in
    */
-  private Measured run(Config config, Path workDir, String label, WarmUp warmUp, Map<String, List<ProcessHandle>> processes,
-      ReplicatedCluster subrange, KubeletProbes probes) {
+  private Measured run(Config config, Path workDir, String label, WarmUp warmUp,
+      Map<String, List<ProcessHandle>> processes, ReplicatedCluster subrange, KubeletProbes probes) {
     int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
@@ -299,8 +301,8 @@ final class CostScenario {
       System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
       Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
       ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
-      ApiServerProfile profile = options.apiServerProfileSeconds() == 0 ? null
-          : ApiServerProfile.start(load, options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
+      ApiServerProfile profile = options.apiServerProfileSeconds() == 0 ? null : ApiServerProfile.start(load,
+          options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
       CpuUse before = CpuUse.sample(processes);
       ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
       CpuUse after = CpuUse.sample(processes);
@@ -532,7 +534,8 @@ final class CostScenario {
           api + etcd + noOp.cpu(CpuUse.NO_OP), api, etcd, noOp.cpu(CpuUse.NO_OP));
     }
     if (noOp != null && replicas != null && one != null) {
-      System.out.printf("   /%d, ms CPU per create: subrange's own (subrange - no-op): %d replicas + reconciler %s,"
+      System.out.printf("   /%d, ms CPU per create: subrange's own (subrange - " + name(NO_OP) + "): %d replicas"
+          + " + reconciler %s,"
           + " one replica + reconciler %s%n", prefix, options.replicas(), own(replicas, noOp), own(one, noOp));
     }
 

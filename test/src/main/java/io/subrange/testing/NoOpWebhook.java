@@ -168,7 +168,8 @@ public final class NoOpWebhook extends AbstractVerticle {
       response.put("allowed", true);
       if (patches && serviceCreate && request.path().startsWith("/mutate")) {
         response.put("patchType", "JSONPatch");
-        response.put("patch", MAPPER.writeValueAsBytes(annotate(admission.path("object"))));  // base64, as Jackson writes bytes
+        // Bytes: Jackson writes them as base64, which the API server expects.
+        response.put("patch", MAPPER.writeValueAsBytes(annotate(admission.path("object"))));
       }
       request.response().putHeader("content-type", "application/json")
           .end(Buffer.buffer(MAPPER.writeValueAsBytes(answer)));

@@ -13,13 +13,14 @@ import java.util.concurrent.TimeoutException;
 /**
  * A CPU profile of kube-apiserver over the first seconds of a measured run, from its own
  * {@code /debug/pprof/profile} (Go's sampling profiler, served unless {@code --profiling=false};
- * the harness's admin may read it). The API server's CPU per create is the largest part of every
+ * the harness's client may read it). The API server's CPU per create is the largest part of every
  * configuration's, and its binary here is stripped, so perf cannot name its frames; pprof can.
  * {@code test/scripts/apiserver-profile} sorts a profile's samples by what the API server was
  * doing (webhook calls, creates, updates, watches, ...).
  *
- * <p>The profile covers a fixed time from the run's first create, shorter than the run, so the
- * deletes after it stay out: only its shares are comparable, its absolute time is not per create.
+ * <p>The profile covers a fixed time from the run's first create. The run's deletes wait until it
+ * has ended, so they stay out; a time longer than the creates adds idle time, a shorter one leaves
+ * the last creates out. So only its shares compare with the run's CPU per create, not its total.
  */
 final class ApiServerProfile {
 

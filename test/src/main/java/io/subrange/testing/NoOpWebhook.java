@@ -54,6 +54,8 @@ public final class NoOpWebhook extends AbstractVerticle {
   private static final AtomicLong SERVICE_CREATES = new AtomicLong();
   private static final AtomicBoolean FIRST_REVIEW = new AtomicBoolean(true);
   static final String PATCHED_ANNOTATION = "subrange.io/no-op";
+  /** Where the annotation goes when the object has annotations: its "/" written "~1" (RFC 6901). */
+  private static final String PATCHED_ANNOTATION_PATH = "/metadata/annotations/subrange.io~1no-op";
 
   private final HttpServerOptions options;
   private final boolean patches;
@@ -183,7 +185,7 @@ public final class NoOpWebhook extends AbstractVerticle {
     ArrayNode patch = MAPPER.createArrayNode();
     ObjectNode add = patch.addObject().put("op", "add");
     if (object.path("metadata").path("annotations").isObject()) {
-      add.put("path", "/metadata/annotations/" + PATCHED_ANNOTATION.replace("~", "~0").replace("/", "~1"));
+      add.put("path", PATCHED_ANNOTATION_PATH);
       add.put("value", "patched");
     } else {
       add.put("path", "/metadata/annotations");

@@ -195,7 +195,9 @@ class ServiceAdmissionTest {
   void anAssignedClusterIpCannotChange() {
     JsonNode stored = create(service("up", "fixed", "ClusterIP", null));
     ObjectNode moved = stored.deepCopy();
-    ((ObjectNode) moved.path("spec")).put("clusterIP", "10.0.0.250").remove("clusterIPs");
+    // An address in the static band (10.0.0.1-16 of this /24): the dynamic allocation above never
+    // hands one out while the upper band has room, so the update always asks for a different address.
+    ((ObjectNode) moved.path("spec")).put("clusterIP", "10.0.0.5").remove("clusterIPs");
     JsonNode response = admit(update(stored, moved, false)).path("response");
     assertThat(response.path("status").path("code").asInt()).isEqualTo(422);
     assertThat(response.path("status").path("message").asText())

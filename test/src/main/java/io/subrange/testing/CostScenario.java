@@ -107,9 +107,6 @@ final class CostScenario {
    */
   record WarmUp(int min, int limit) {
 
-    static WarmUp exactly(int rounds) {
-      return new WarmUp(rounds, rounds);
-    }
     /** ms of compiler threads' CPU per create and delete in a round, summed over the measured JVMs. */
     static final double SETTLED_JIT_MILLIS = 0.03;
 
@@ -220,10 +217,12 @@ final class CostScenario {
         if (held) {
           hold(config);
           // The JVMs have just admitted every held Service, but ClusterIP ones only: the measured
-          // run's NodePorts then took code paths the compiler had stopped expecting, a third of
-          // the held run's extra CPU in the ninth round (docs/performance.md). A round of the
-          // measured run's mix per replica first, as every other measured run has before it.
-          results.put(HELD, run(config, workDir, HELD, WarmUp.exactly(options.replicas()),
+          // run's NodePorts then take code paths the compiler had stopped expecting, and it
+          // compiles them again (0.58 ms per create in the twentieth round's held run after three
+          // rounds, against 0.21 empty; docs/performance.md). The held run is compared with the
+          // empty one, so it warms up by the same rule: rounds of the measured mix until the JIT
+          // settles, at most as many as the empty run could take.
+          results.put(HELD, run(config, workDir, HELD, options.warmUp().times(options.replicas()),
               CpuUse.processes(cluster), cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, HELD);
         }

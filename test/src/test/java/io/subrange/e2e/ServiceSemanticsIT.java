@@ -123,10 +123,11 @@ class ServiceSemanticsIT {
     assertThat(local.getSpec().getHealthCheckNodePort()).isBetween(30000, 32767)
         .isNotEqualTo(local.getSpec().getPorts().get(0).getNodePort());
 
-    Service none = create(service("lb-none", port("http", 80, "TCP", null), port("https", 443, "TCP", 30443))
+    // 30044 is in the static band (30000-30085), where no other Service's random draw lands.
+    Service none = create(service("lb-none", port("http", 80, "TCP", null), port("https", 443, "TCP", 30044))
         .editSpec().withType("LoadBalancer").withAllocateLoadBalancerNodePorts(false).endSpec().build());
     assertThat(none.getSpec().getPorts().get(0).getNodePort()).as("none allocated").isNull();
-    assertThat(none.getSpec().getPorts().get(1).getNodePort()).as("requested one honoured").isEqualTo(30443);
+    assertThat(none.getSpec().getPorts().get(1).getNodePort()).as("requested one honoured").isEqualTo(30044);
   }
 
   // ---- updates ------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
     "subrange.service.node-port-range=30000-30128"})
 @DirtiesContext
 // By name: the IP table asks for 2001:db8:1::ffff, in the IPv6 range's dynamic band, and must run
-// before the port table's IPv6 Services draw addresses there at random (1 run in about 500 drew it).
+// before the port table's 129 IPv6 Services draw addresses there at random, one of which may be it.
 @TestMethodOrder(MethodOrderer.MethodName.class)
 class UpstreamAllocatorTablesTest {
 

@@ -52,7 +52,7 @@ public final class LoadHarness {
                      JVMs' JIT has settled, at most L (default 12, or W if larger); R times both for R replicas.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. About 50 minutes (--held 0: about 45).
+                     at /16; p99 overhead <= 50 ms. About two hours on 2 cores (--held 0: about 80 minutes).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's

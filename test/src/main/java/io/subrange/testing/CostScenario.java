@@ -293,6 +293,7 @@ final class CostScenario {
       // harness's cost, not the creates': the CPU is counted without it.
       // (A pass in the wait counts among the run's passes, its CPU not in the run's.)
       Passes passesBefore = Passes.read(subrange);
+      BatchWaits waitsBefore = BatchWaits.read(subrange);
       awaitJitIdle(jvms(processes));
       ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
       ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
@@ -310,6 +311,7 @@ final class CostScenario {
       ThreadCpu reconcilerThreadsAfter = ThreadCpu.sample(reconciler);
       System.out.printf("   %-11s measured%n", label);
       Passes passesAfter = Passes.read(subrange);
+      BatchWaits waitsAfter = BatchWaits.read(subrange);
       Map<String, Double> cpu = after.millisPerCreate(before, report.created());
       System.out.printf("   %-11s %s%n", label, report.summary());
       System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
@@ -323,6 +325,8 @@ final class CostScenario {
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),
             reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
         System.out.printf("   %-11s reconciler passes in it: %s%n", "", passesAfter.since(passesBefore));
+        System.out.printf("   %-11s creates that waited for a batch reserved ahead: %s%n", "",
+            waitsAfter.since(waitsBefore));
       }
       if (probes != null) {
         // A failed readiness probe would take a pod out of the Service's endpoints in a cluster.
@@ -436,6 +440,33 @@ final class CostScenario {
     private static String describe(String kind, double passes, double seconds) {
       return String.format("%.0f %s%s", passes, kind,
           passes > 0 ? String.format(" (%.0f ms each)", seconds * 1000 / passes) : "");
+    }
+  }
+
+  /**
+   * Creates the webhooks answered only after waiting for a batch reserved ahead (their pool ran
+   * dry), by whether that batch served them, and the time they waited.
+   */
+  private record BatchWaits(double served, double usualPath, double seconds) {
+
+    static final String METRIC = "subrange_store_reserved_ahead_waits_seconds";
+
+    static BatchWaits read(ReplicatedCluster subrange) {
+      if (subrange == null) {
+        return new BatchWaits(0, 0, 0);
+      }
+      Map<String, String> served = Map.of("result", "served");
+      Map<String, String> usualPath = Map.of("result", "usual_path");
+      return new BatchWaits(subrange.webhookMetric(METRIC + "_count", served),
+          subrange.webhookMetric(METRIC + "_count", usualPath),
+          subrange.webhookMetric(METRIC + "_sum", served) + subrange.webhookMetric(METRIC + "_sum", usualPath));
+    }
+
+    String since(BatchWaits before) {
+      double waits = served - before.served + usualPath - before.usualPath;
+      return String.format("%.0f served from it, %.0f sent the usual path after it%s", served - before.served,
+          usualPath - before.usualPath,
+          waits > 0 ? String.format(" (%.0f ms each on average)", (seconds - before.seconds) * 1000 / waits) : "");
     }
   }
 

@@ -164,9 +164,12 @@ final class ReservedAhead implements AutoCloseable {
       return CompletableFuture.completedFuture(first.answer());
     }
     // Once the batch is in, once more; still short (other creates took it first), the usual path.
+    long waitStarted = System.nanoTime();
     return first.batchesOnTheirWay().handle((done, failed) -> {
       Attempt again = attempt(request);
-      return again == null ? null : again.answer();
+      Reservation answer = again == null ? null : again.answer();
+      metrics.waitedForBatch(System.nanoTime() - waitStarted, answer != null);
+      return answer;
     });
   }
 

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What the ConfigMap store does, for {@code /metrics}:
@@ -33,7 +34,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *       ({@link ReservedAhead}): {@code reserved}, {@code handed_out} (to a Service, without a
  *       write of its own), {@code recorded} (its holder named in a later write), {@code dropped}
  *       (too old to hand out, or freed meanwhile: the reconciler frees it) and {@code lost}
- *       (handed out, but no longer reserved when its holder was to be named: logged).
+ *       (handed out, but no longer reserved when its holder was to be named: logged);
+ *   <li>{@code subrange_store_reserved_ahead_waits_seconds{result}}: creates that found a pool
+ *       dry and waited for the batch on its way, and how long: {@code served} (from that batch) or
+ *       {@code usual_path} (the batch failed or others took it: the create then wrote its own
+ *       values, with what was left of its budget). Many waits say the pool runs dry before its
+ *       next batch is in: a bigger {@code reserve-ahead} helps where the range has room.
  * </ul>
  */
 public final class StoreMetrics {
@@ -55,6 +61,8 @@ public final class StoreMetrics {
   private final Timer commitDuration;
   /** One counter per event, looked up once: handing out is on every Service create's path. */
   private final Map<String, Counter> reservedAhead = new ConcurrentHashMap<>();
+  private final Timer batchWaitsServed;
+  private final Timer batchWaitsUsualPath;
   private final MeterRegistry registry;
 
   public StoreMetrics(MeterRegistry registry) {
@@ -78,6 +86,8 @@ public final class StoreMetrics {
     unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
     commitDuration = Timer.builder(PREFIX + "commit.duration").description("Arrival to durable answer")
         .publishPercentileHistogram().register(registry);
+    batchWaitsServed = batchWaits(registry, "served");
+    batchWaitsUsualPath = batchWaits(registry, "usual_path");
   }
 
   /** Counts values reserved ahead by what happened to them (see the class comment). */
@@ -87,6 +97,16 @@ public final class StoreMetrics {
         .increment(count);
   }
 
+  /** A create that waited for a batch reserved ahead: served from it, or sent the usual path after it. */
+  void waitedForBatch(long nanos, boolean served) {
+    (served ? batchWaitsServed : batchWaitsUsualPath).record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Creates so far that waited for a batch reserved ahead and were {@code served} from it, or not. */
+  public long batchWaits(boolean served) {
+    return (served ? batchWaitsServed : batchWaitsUsualPath).count();
+  }
+
   /** Metrics nobody reads, for tests and tools. */
   public static StoreMetrics unregistered() {
     return new StoreMetrics(new SimpleMeterRegistry());
@@ -94,6 +114,12 @@ public final class StoreMetrics {
 
   private static Counter writes(MeterRegistry registry, String result) {
     return Counter.builder(PREFIX + "configmap.writes").description("ConfigMap writes by result")
+        .tag("result", result).register(registry);
+  }
+
+  private static Timer batchWaits(MeterRegistry registry, String result) {
+    return Timer.builder(PREFIX + "reserved.ahead.waits")
+        .description("Creates that found a pool of values reserved ahead dry and waited for its batch")
         .tag("result", result).register(registry);
   }
 

@@ -298,6 +298,46 @@ class ConfigMapAllocationStoreIT {
         .doesNotContain(Holder.service("default", "second", ""));
   }
 
+  /**
+   * A create that finds its pool dry waits for the batch on its way. When that batch cannot be
+   * stored in time (here: the committer is held up past the batch's last start, as a slow commit
+   * on a saturated node holds it up), the create takes the usual path with what is left of the
+   * budget it had when it arrived, not a new one: its answer still comes within the budget, as a
+   * 503 that says where the time went. The wait is counted, as sent the usual path.
+   */
+  @Test
+  void aCreateThatWaitedForABatchThatCouldNotBeStoredKeepsItsBudgetFromArrival() throws Exception {
+    AllocationEngine engine = new AllocationEngine(PORTS, new AnchoredStart());
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    // A 1 s budget: each ConfigMap request may take 250 ms, so none starts after 750 ms.
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(1),
+        metrics);
+    store.start(Duration.ofSeconds(10));
+    stores.add(store);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    store.reserveAhead("replica-1", 16, Duration.ofSeconds(30), Duration.ofMillis(200));
+    initialize(store);
+
+    CompletableFuture<Reservation> waiting;
+    synchronized (engine) {
+      // A request naming its value takes the usual path: it takes the committer to the lock.
+      store.reserve(new ReservationRequest(Holder.service("default", "named", ""),
+          List.of(IpClaim.specific(IpAddress.parse("10.96.0.10"))), List.of(), false));
+      await().atMost(Duration.ofSeconds(10)).until(ConfigMapAllocationStoreIT::committerWaitsForTheEngine);
+      waiting = store.reserve(service("waiting", false));  // the pool is dry: its batch queues behind
+      Thread.sleep(1000);
+    }
+
+    assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(StoreUnavailableException.class)
+        .cause().hasMessageStartingWith("subrange could not store the allocation for Service default/waiting within"
+            + " 1000 ms (no write was attempted: it reached the store's queue ");
+    assertThat(metrics.batchWaits(false)).as("waited for the batch, then sent the usual path").isEqualTo(1);
+    assertThat(metrics.batchWaits(true)).isZero();
+    assertThat(store.allocations()).extracting(Allocation::holder)
+        .doesNotContain(Holder.service("default", "waiting", ""));
+  }
+
   private static long waitedInTheQueue(String message) {
     Matcher waited = Pattern.compile("and waited (\\d+) ms there").matcher(message);
     assertThat(waited.find()).as(message).isTrue();
@@ -417,6 +457,7 @@ class ConfigMapAllocationStoreIT {
     assertThat(metrics.reservedAhead("reserved")).isEqualTo(32);
     assertThat(metrics.reservedAhead("handed_out")).as("the first create waited for the batches and got its"
         + " address and port from them").isEqualTo(2);
+    assertThat(metrics.batchWaits(true)).as("the first create's wait for the batches").isEqualTo(1);
     RangeState reservedIps = stored(V4);
     assertThat(reservedIps.entries()).filteredOn(e -> e.holder() != null && e.holder().isReservedAhead()).hasSize(16);
 
@@ -428,6 +469,7 @@ class ConfigMapAllocationStoreIT {
       answers.add(answer.join());
     }
     assertThat(metrics.writes() - before).as("no write of their own").isZero();
+    assertThat(metrics.batchWaits(true) + metrics.batchWaits(false)).as("none of them waited for a batch").isEqualTo(1);
     assertThat(answers).extracting(r -> r.ips().get(0).address()).doesNotHaveDuplicates()
         .allSatisfy(ip -> assertThat(holderIn(reservedIps, ip.toString()).map(Holder::isReservedAhead)).contains(true));
     assertThat(answers).extracting(r -> r.ports().get(0).port()).doesNotHaveDuplicates();

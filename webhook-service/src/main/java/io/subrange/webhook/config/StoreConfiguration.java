@@ -55,7 +55,7 @@ class StoreConfiguration {
             properties.kubernetes().namespaceOr(client.getNamespace()), budget, new StoreMetrics(registry))
             .lingerBeforeCommit(properties.kubernetes().commitLinger());
         if (properties.role() == SubrangeProperties.Role.RECONCILER) {
-          store.loadOthersWritesWhenNeeded();
+          store.loadOthersWritesWhenNeeded().lingerReleases(properties.reconciler().releaseLinger());
         } else if (properties.kubernetes().reserveAhead() > 0) {
           // Half the reconciler's grace: it frees reservations nothing carries once older than that.
           store.reserveAhead(replicaName(), properties.kubernetes().reserveAhead(),

@@ -169,13 +169,18 @@ public record SubrangeProperties(
    *     not only what changed (kube-apiserver's repair loops run every three minutes)
    * @param leaseName the Lease that elects the one reconciler that acts
    * @param leaseDuration how long a leader's Lease lasts without renewal
+   * @param releaseLinger how long a release of what a deleted or changed object held may wait for
+   *     others to share its ConfigMap write (releases are not on any request's path; a burst of
+   *     deletes otherwise writes about one ConfigMap per delete); a freed value is given again
+   *     that much later at most
    */
   public record Reconciler(
       @NotNull @DefaultValue("60s") Duration orphanGrace,
       @NotNull @DefaultValue("10s") Duration interval,
       @NotNull @DefaultValue("3m") Duration fullComparisonInterval,
       @NotEmpty @DefaultValue("subrange-reconciler") String leaseName,
-      @NotNull @DefaultValue("15s") Duration leaseDuration) {
+      @NotNull @DefaultValue("15s") Duration leaseDuration,
+      @NotNull @DefaultValue("500ms") Duration releaseLinger) {
   }
 
   /**

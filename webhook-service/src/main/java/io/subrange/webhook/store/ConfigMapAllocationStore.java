@@ -131,6 +131,16 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   }
 
   /**
+   * Lets each release of a Service's value wait up to {@code linger} after it arrived for others to
+   * share its write (see {@code subrange.reconciler.release-linger}); a release also goes with
+   * any commit that goes earlier. For the reconciler, which makes them.
+   */
+  public ConfigMapAllocationStore lingerReleases(Duration linger) {
+    committer.lingerReleases(linger);
+    return this;
+  }
+
+  /**
    * Reserves dynamic values ahead of requests, {@code batch} per write, and answers creates that
    * ask only for dynamic values from them without a write of their own (see {@link ReservedAhead}
    * and {@code subrange.kubernetes.reserve-ahead}). For webhook replicas; the reconciler
@@ -325,32 +335,33 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
 
   @Override
   public CompletableFuture<Boolean> releaseIp(IpAddress address, Holder holder) {
-    return committer.submit("the release of " + address, null, e -> e.releaseIp(address, holder));
+    return committer.submitRelease("the release of " + address, e -> e.releaseIp(address, holder));
   }
 
   @Override
   public CompletableFuture<Boolean> releaseNodePort(int port, Holder holder) {
-    return committer.submit("the release of NodePort " + port, null, e -> e.releaseNodePort(port, holder));
+    return committer.submitRelease("the release of NodePort " + port, e -> e.releaseNodePort(port, holder));
   }
 
   @Override
   public CompletableFuture<Boolean> releaseIpHeldExactlyBy(IpAddress address, Holder holder) {
-    return committer.submit("the release of " + address, null, e -> e.releaseIpHeldExactlyBy(address, holder));
+    return committer.submitRelease("the release of " + address, e -> e.releaseIpHeldExactlyBy(address, holder));
   }
 
   @Override
   public CompletableFuture<Boolean> releaseNodePortHeldExactlyBy(int port, Holder holder) {
-    return committer.submit("the release of NodePort " + port, null, e -> e.releaseNodePortHeldExactlyBy(port, holder));
+    return committer.submitRelease("the release of NodePort " + port,
+        e -> e.releaseNodePortHeldExactlyBy(port, holder));
   }
 
   @Override
   public CompletableFuture<Boolean> releaseLeakedIp(IpAddress address, Holder holder, long heldSince) {
-    return committer.submit("the release of " + address, null, e -> e.releaseLeakedIp(address, holder, heldSince));
+    return committer.submitRelease("the release of " + address, e -> e.releaseLeakedIp(address, holder, heldSince));
   }
 
   @Override
   public CompletableFuture<Boolean> releaseLeakedNodePort(int port, Holder holder, long heldSince) {
-    return committer.submit("the release of NodePort " + port, null,
+    return committer.submitRelease("the release of NodePort " + port,
         e -> e.releaseLeakedNodePort(port, holder, heldSince));
   }
 

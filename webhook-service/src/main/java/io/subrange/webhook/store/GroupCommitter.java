@@ -69,6 +69,8 @@ final class GroupCommitter {
   private final List<Control> deferred = new ArrayList<>();
   /** How long a request waits for others to share its write ({@link #lingerForCompany}); 0: none. */
   private volatile long lingerNanos;
+  /** As {@link #lingerNanos}, for releases ({@link #submitRelease}), when longer. */
+  private volatile long releaseLingerNanos;
   private final Thread thread;
   private volatile boolean running;
 
@@ -105,6 +107,18 @@ final class GroupCommitter {
    */
   void lingerBeforeCommit(Duration linger) {
     lingerNanos = linger.toNanos();
+  }
+
+  /**
+   * Lets a release wait up to {@code linger} after it arrived for others to share its write, when
+   * that is longer than {@link #lingerBeforeCommit}. Nobody waits for a release as for an
+   * allocation (the reconciler frees what a deleted Service held), yet each of its writes costs as
+   * much as an allocation's: a burst of deletes released as they come wrote more than one
+   * ConfigMap per delete. A release leaves with the first commit that goes earlier (a request that
+   * may not wait that long), so it never holds up anything else.
+   */
+  void lingerReleases(Duration linger) {
+    releaseLingerNanos = linger.toNanos();
   }
 
   /** Starts the committer thread. */
@@ -152,7 +166,19 @@ final class GroupCommitter {
    */
   <T> CompletableFuture<T> submit(String what, String holderKey, Function<AllocationEngine, T> action,
       long arrivedNanos) {
-    Mutation<T> mutation = new Mutation<>(what, holderKey, action, arrivedNanos, metrics);
+    return enqueue(new Mutation<>(what, holderKey, action, arrivedNanos, lingerNanos, metrics));
+  }
+
+  /**
+   * As {@link #submit(String, String, Function)}, for a release: it may wait longer for company
+   * ({@link #lingerReleases}).
+   */
+  <T> CompletableFuture<T> submitRelease(String what, Function<AllocationEngine, T> action) {
+    return enqueue(new Mutation<>(what, null, action, System.nanoTime(), Math.max(lingerNanos, releaseLingerNanos),
+        metrics));
+  }
+
+  private <T> CompletableFuture<T> enqueue(Mutation<T> mutation) {
     if (!running) {
       mutation.fail(new StoreUnavailableException("subrange's store is not running, so nothing was allocated;"
           + " retry shortly"));
@@ -216,9 +242,7 @@ final class GroupCommitter {
     if (first != null) {
       tasks.add(first);
       queue.drainTo(tasks, MAX_BATCH - 1);
-      if (first instanceof Mutation<?> request) {
-        lingerForCompany(request.arrived, tasks);
-      }
+      lingerForCompany(tasks);
     }
     shards.refresh(engine);
     List<Mutation<?>> batch = new ArrayList<>();
@@ -233,18 +257,43 @@ final class GroupCommitter {
     return batch;
   }
 
-  /** Takes what arrives until {@code lingerNanos} after the first request arrived (or the batch is full). */
-  private void lingerForCompany(long firstArrived, List<Task> tasks) throws InterruptedException {
-    long deadline = firstArrived + lingerNanos;
+  /**
+   * Takes what arrives until the first of the requests taken must go: each goes its linger after it
+   * arrived (or when the batch is full). Work between commits waits with them; alone, it does not.
+   */
+  private void lingerForCompany(List<Task> tasks) throws InterruptedException {
+    Long deadline = goBy(tasks, null);
+    if (deadline == null) {
+      return;
+    }
     for (long left = deadline - System.nanoTime(); left > 0 && tasks.size() < MAX_BATCH;
         left = deadline - System.nanoTime()) {
       Task next = queue.poll(left, TimeUnit.NANOSECONDS);
       if (next == null) {
         return;
       }
+      int from = tasks.size();
       tasks.add(next);
       queue.drainTo(tasks, MAX_BATCH - tasks.size());
+      deadline = goBy(tasks.subList(from, tasks.size()), deadline);  // one that may not wait takes the rest along
     }
+  }
+
+  /**
+   * The earliest time ({@link System#nanoTime}) one of {@code tasks} must go, or {@code until} if
+   * that is earlier; null when neither says (no request among them, and no time yet).
+   */
+  private static Long goBy(List<Task> tasks, Long until) {
+    Long deadline = until;
+    for (Task task : tasks) {
+      if (task instanceof Mutation<?> request) {
+        long by = request.arrived + request.lingerNanos;
+        if (deadline == null || by - deadline < 0) {
+          deadline = by;
+        }
+      }
+    }
+    return deadline;
   }
 
   /** Commits a batch; what is not stored by the end (after an error, or at shutdown) is answered 503. */
@@ -464,6 +513,8 @@ final class GroupCommitter {
     final String holderKey;
     final Function<AllocationEngine, T> action;
     final long arrived;
+    /** How long after it arrived it may wait for others to share its write. */
+    final long lingerNanos;
     /** When it reached the committer's queue ({@link System#nanoTime}); after arrived if it waited elsewhere first. */
     final long queued = System.nanoTime();
     final CompletableFuture<T> result = new CompletableFuture<>();
@@ -476,11 +527,12 @@ final class GroupCommitter {
     T value;
 
     Mutation(String what, String holderKey, Function<AllocationEngine, T> action,
-        long arrived, StoreMetrics metrics) {
+        long arrived, long lingerNanos, StoreMetrics metrics) {
       this.what = what;
       this.holderKey = holderKey;
       this.action = action;
       this.arrived = arrived;
+      this.lingerNanos = lingerNanos;
       this.metrics = metrics;
     }
 

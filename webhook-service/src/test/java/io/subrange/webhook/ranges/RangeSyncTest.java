@@ -92,7 +92,7 @@ class RangeSyncTest {
         new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), "", Duration.ZERO, 0,
             Duration.ofMillis(500)),
         new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), Duration.ofMinutes(3), "subrange-reconciler",
-            Duration.ofSeconds(15)));
+            Duration.ofSeconds(15), Duration.ofMillis(500)));
   }
 
   private RangeSync sync(KubernetesClient kubernetes, SubrangeProperties properties) {

@@ -215,7 +215,7 @@ class ReconcilerRunnerTest {
         new SubrangeProperties.Kubernetes(true, Duration.ofSeconds(5), Duration.ofSeconds(5), NS, Duration.ZERO, 0,
             Duration.ofMillis(500)),
         new SubrangeProperties.Reconciler(Duration.ofSeconds(60), Duration.ofSeconds(10), Duration.ofMinutes(3), LEASE,
-            Duration.ofSeconds(1)));
+            Duration.ofSeconds(1), Duration.ofMillis(500)));
   }
 
   private double leader() {

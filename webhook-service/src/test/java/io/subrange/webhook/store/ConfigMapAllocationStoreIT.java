@@ -351,6 +351,49 @@ class ConfigMapAllocationStoreIT {
             && thread.getState() == Thread.State.BLOCKED);
   }
 
+  /**
+   * The reconciler's releases wait for company ({@code release-linger}): releases arriving one by
+   * one, as a burst of deletes brings them, share one write; and a release waiting so leaves with
+   * the first request that may not wait, however long its own linger.
+   */
+  @Test
+  void releasesArrivingOneByOneShareAWriteAndLeaveWithTheFirstRequestThatMayNotWait() throws Exception {
+    StoreMetrics metrics = StoreMetrics.unregistered();
+    // Anchored starts, as deployed: the twenty addresses lie side by side, in one shard or two.
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(new AllocationEngine(PORTS, new AnchoredStart()),
+        client(), namespace, Duration.ofSeconds(3), metrics).loadOthersWritesWhenNeeded()
+        .lingerReleases(Duration.ofSeconds(2));
+    store.start(Duration.ofSeconds(10));
+    stores.add(store);
+    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    initialize(store);
+    List<Reservation> held = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      held.add(store.reserve(service("burst-" + i, false)).get(10, TimeUnit.SECONDS));
+    }
+
+    long before = metrics.writes();
+    List<CompletableFuture<Boolean>> released = new ArrayList<>();
+    for (int i = 0; i < held.size(); i++) {
+      released.add(store.releaseIp(held.get(i).ips().get(0).address(), Holder.service("default", "burst-" + i, "")));
+      Thread.sleep(10);  // one by one, as delete events come
+    }
+    for (CompletableFuture<Boolean> release : released) {
+      assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+    // Committed as they came, twenty releases would write about twenty times.
+    assertThat(metrics.writes() - before).as("one write per shard they touch").isBetween(1L, 2L);
+
+    // With a linger far longer than the test waits, a release is written only with an allocation.
+    store.lingerReleases(Duration.ofMinutes(5));
+    CompletableFuture<Boolean> lingering = store.releaseIp(held.get(0).ips().get(0).address(),
+        Holder.service("default", "burst-0", ""));
+    Thread.sleep(200);
+    assertThat(lingering).as("still waiting for company").isNotDone();
+    store.reserve(service("urgent", false)).get(10, TimeUnit.SECONDS);
+    assertThat(lingering.get(10, TimeUnit.SECONDS)).as("already freed above, so nothing to free").isFalse();
+  }
+
   @Test
   void groupCommitWritesFarLessThanOncePerRequest() throws Exception {
     AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);

@@ -334,6 +334,7 @@ final class CostScenario {
             probes.describeSince(probesBefore));
       }
       CpuUse beforeDeletes = CpuUse.sample(processes);
+      ApiServerTraffic trafficBeforeDeletes = ApiServerTraffic.read(load);
       ServiceLoad.deleteAll(load, namespace, "svc", clients);
       boolean untilFreed = subrange != null && !label.equals(HELD);
       if (untilFreed) {
@@ -342,6 +343,9 @@ final class CostScenario {
       }
       System.out.printf("   %-11s deletes%s, CPU: %s%n", "", untilFreed ? " until freed" : "",
           CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
+      // The reconciler's releases show here, as PUT configmaps.
+      System.out.printf("   %-11s API server requests per delete: %s%n", "",
+          ApiServerTraffic.read(load).describeSince(trafficBeforeDeletes, report.created()));
       return new Measured(report, cpu);
     }
   }

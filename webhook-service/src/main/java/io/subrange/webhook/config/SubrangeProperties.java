@@ -172,7 +172,7 @@ public record SubrangeProperties(
    * @param releaseLinger how long a release of what a deleted or changed object held may wait for
    *     others to share its ConfigMap write (releases are not on any request's path; a burst of
    *     deletes otherwise writes about one ConfigMap per delete); a freed value is given again
-   *     that much later at most
+   *     that much later. At most half of what a request's budget leaves for a write is used
    */
   public record Reconciler(
       @NotNull @DefaultValue("60s") Duration orphanGrace,

@@ -114,11 +114,12 @@ final class GroupCommitter {
    * that is longer than {@link #lingerBeforeCommit}. Nobody waits for a release as for an
    * allocation (the reconciler frees what a deleted Service held), yet each of its writes costs as
    * much as an allocation's: a burst of deletes released as they come wrote more than one
-   * ConfigMap per delete. A release leaves with the first commit that goes earlier (a request that
-   * may not wait that long), so it never holds up anything else.
+   * ConfigMap per delete. A release leaves with the first commit that must go earlier (a request
+   * that may not wait that long); work between commits taken meanwhile waits with it. At most half
+   * of the time a request may still get a write is spent so, leaving the rest for its attempts.
    */
   void lingerReleases(Duration linger) {
-    releaseLingerNanos = linger.toNanos();
+    releaseLingerNanos = Math.min(linger.toNanos(), lastStartNanos / 2);
   }
 
   /** Starts the committer thread. */
@@ -141,8 +142,12 @@ final class GroupCommitter {
       Thread.currentThread().interrupt();
     }
     for (Task task : queue) {
-      task.fail(new StoreUnavailableException("subrange is shutting down, so nothing was allocated; retry shortly"));
+      task.fail(shuttingDown());
     }
+  }
+
+  private static StoreUnavailableException shuttingDown() {
+    return new StoreUnavailableException("subrange is shutting down, so nothing was allocated; retry shortly");
   }
 
   // ---- work from other threads --------------------------------------------------------------
@@ -242,7 +247,13 @@ final class GroupCommitter {
     if (first != null) {
       tasks.add(first);
       queue.drainTo(tasks, MAX_BATCH - 1);
-      lingerForCompany(tasks);
+      try {
+        lingerForCompany(tasks);
+      } catch (InterruptedException e) {
+        // stop() answers what is still queued; these were taken from the queue already.
+        tasks.forEach(task -> task.fail(shuttingDown()));
+        throw e;
+      }
     }
     shards.refresh(engine);
     List<Mutation<?>> batch = new ArrayList<>();
@@ -262,38 +273,26 @@ final class GroupCommitter {
    * arrived (or when the batch is full). Work between commits waits with them; alone, it does not.
    */
   private void lingerForCompany(List<Task> tasks) throws InterruptedException {
-    Long deadline = goBy(tasks, null);
-    if (deadline == null) {
-      return;
-    }
-    for (long left = deadline - System.nanoTime(); left > 0 && tasks.size() < MAX_BATCH;
-        left = deadline - System.nanoTime()) {
+    int requests = 0;
+    long deadline = 0;  // set by the first request taken, then only ever earlier
+    for (int seen = 0; ; ) {
+      for (; seen < tasks.size(); seen++) {
+        if (tasks.get(seen) instanceof Mutation<?> request
+            && (requests++ == 0 || request.arrived + request.lingerNanos - deadline < 0)) {
+          deadline = request.arrived + request.lingerNanos;
+        }
+      }
+      long left = deadline - System.nanoTime();
+      if (requests == 0 || left <= 0 || tasks.size() >= MAX_BATCH) {
+        return;
+      }
       Task next = queue.poll(left, TimeUnit.NANOSECONDS);
       if (next == null) {
         return;
       }
-      int from = tasks.size();
       tasks.add(next);
       queue.drainTo(tasks, MAX_BATCH - tasks.size());
-      deadline = goBy(tasks.subList(from, tasks.size()), deadline);  // one that may not wait takes the rest along
     }
-  }
-
-  /**
-   * The earliest time ({@link System#nanoTime}) one of {@code tasks} must go, or {@code until} if
-   * that is earlier; null when neither says (no request among them, and no time yet).
-   */
-  private static Long goBy(List<Task> tasks, Long until) {
-    Long deadline = until;
-    for (Task task : tasks) {
-      if (task instanceof Mutation<?> request) {
-        long by = request.arrived + request.lingerNanos;
-        if (deadline == null || by - deadline < 0) {
-          deadline = by;
-        }
-      }
-    }
-    return deadline;
   }
 
   /** Commits a batch; what is not stored by the end (after an error, or at shutdown) is answered 503. */

@@ -86,8 +86,8 @@ public final class StoreMetrics {
     unavailable = Counter.builder(PREFIX + "unavailable").description("Requests answered 503").register(registry);
     commitDuration = Timer.builder(PREFIX + "commit.duration").description("Arrival to durable answer")
         .publishPercentileHistogram().register(registry);
-    batchWaitsServed = batchWaits(registry, "served");
-    batchWaitsUsualPath = batchWaits(registry, "usual_path");
+    batchWaitsServed = batchWaitTimer(registry, "served");
+    batchWaitsUsualPath = batchWaitTimer(registry, "usual_path");
   }
 
   /** Counts values reserved ahead by what happened to them (see the class comment). */
@@ -117,7 +117,7 @@ public final class StoreMetrics {
         .tag("result", result).register(registry);
   }
 
-  private static Timer batchWaits(MeterRegistry registry, String result) {
+  private static Timer batchWaitTimer(MeterRegistry registry, String result) {
     return Timer.builder(PREFIX + "reserved.ahead.waits")
         .description("Creates that found a pool of values reserved ahead dry and waited for its batch")
         .tag("result", result).register(registry);

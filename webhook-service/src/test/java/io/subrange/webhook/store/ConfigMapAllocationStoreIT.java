@@ -359,9 +359,11 @@ class ConfigMapAllocationStoreIT {
   @Test
   void releasesArrivingOneByOneShareAWriteAndLeaveWithTheFirstRequestThatMayNotWait() throws Exception {
     StoreMetrics metrics = StoreMetrics.unregistered();
-    // Anchored starts, as deployed: the twenty addresses lie side by side, in one shard or two.
+    // Anchored starts, as deployed: the twenty addresses lie side by side, in one shard or two. A
+    // 30 s budget, so lingers of seconds are allowed (at most half of its 22.5 s of last start)
+    // and a busy machine cannot run a release out of its budget.
     ConfigMapAllocationStore store = new ConfigMapAllocationStore(new AllocationEngine(PORTS, new AnchoredStart()),
-        client(), namespace, Duration.ofSeconds(3), metrics).loadOthersWritesWhenNeeded()
+        client(), namespace, Duration.ofSeconds(30), metrics).loadOthersWritesWhenNeeded()
         .lingerReleases(Duration.ofSeconds(2));
     store.start(Duration.ofSeconds(10));
     stores.add(store);
@@ -384,14 +386,27 @@ class ConfigMapAllocationStoreIT {
     // Committed as they came, twenty releases would write about twenty times.
     assertThat(metrics.writes() - before).as("one write per shard they touch").isBetween(1L, 2L);
 
-    // With a linger far longer than the test waits, a release is written only with an allocation.
-    store.lingerReleases(Duration.ofMinutes(5));
+    // With a linger longer than the test waits, a release is written only with an allocation.
+    store.lingerReleases(Duration.ofSeconds(10));
     CompletableFuture<Boolean> lingering = store.releaseIp(held.get(0).ips().get(0).address(),
         Holder.service("default", "burst-0", ""));
     Thread.sleep(200);
     assertThat(lingering).as("still waiting for company").isNotDone();
-    store.reserve(service("urgent", false)).get(10, TimeUnit.SECONDS);
-    assertThat(lingering.get(10, TimeUnit.SECONDS)).as("already freed above, so nothing to free").isFalse();
+    store.reserve(service("urgent", false)).get(5, TimeUnit.SECONDS);
+    assertThat(lingering.get(1, TimeUnit.SECONDS)).as("already freed above, so nothing to free").isFalse();
+  }
+
+  /** A release alone lingers at most half of the time its budget leaves for a write, so it still gets one. */
+  @Test
+  void aReleaseAloneLingersAtMostHalfOfWhatItsBudgetLeavesForAWrite() throws Exception {
+    // A 3 s budget: no write starts after 2.25 s, so a release lingers 1.125 s at most, not a minute.
+    ConfigMapAllocationStore store = replica("10.96.0.0/20", StoreMetrics.unregistered(), true)
+        .lingerReleases(Duration.ofMinutes(1));
+    initialize(store);
+    Reservation held = store.reserve(service("alone", false)).get(10, TimeUnit.SECONDS);
+
+    assertThat(store.releaseIp(held.ips().get(0).address(), Holder.service("default", "alone", ""))
+        .get(10, TimeUnit.SECONDS)).isTrue();
   }
 
   @Test
@@ -512,7 +527,8 @@ class ConfigMapAllocationStoreIT {
       answers.add(answer.join());
     }
     assertThat(metrics.writes() - before).as("no write of their own").isZero();
-    assertThat(metrics.batchWaits(true) + metrics.batchWaits(false)).as("none of them waited for a batch").isEqualTo(1);
+    assertThat(metrics.batchWaits(true) + metrics.batchWaits(false)).as("only the first create's wait, none of"
+        + " theirs").isEqualTo(1);
     assertThat(answers).extracting(r -> r.ips().get(0).address()).doesNotHaveDuplicates()
         .allSatisfy(ip -> assertThat(holderIn(reservedIps, ip.toString()).map(Holder::isReservedAhead)).contains(true));
     assertThat(answers).extracting(r -> r.ports().get(0).port()).doesNotHaveDuplicates();

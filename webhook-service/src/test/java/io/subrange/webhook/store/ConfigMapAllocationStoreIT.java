@@ -108,6 +108,15 @@ class ConfigMapAllocationStoreIT {
     return store;
   }
 
+  /** A store on {@code engine} with its own budget, serving {@code cidr}, started (and closed after the test). */
+  private ConfigMapAllocationStore started(AllocationEngine engine, String cidr, Duration budget, StoreMetrics metrics) {
+    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, budget, metrics);
+    store.start(Duration.ofSeconds(10));
+    store.addServiceRange("kubernetes", Cidr.parse(cidr));
+    stores.add(store);
+    return store;
+  }
+
   /** What the reconciler does for a range nobody stored yet: an empty state. */
   private static void initialize(ConfigMapAllocationStore store) {
     for (RangeKey key : store.rangesToRebuild().keySet()) {
@@ -206,11 +215,7 @@ class ConfigMapAllocationStoreIT {
     initialize(busy);
     StoreMetrics metrics = StoreMetrics.unregistered();
     AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
-    ConfigMapAllocationStore quiet = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
-        metrics);
-    quiet.start(Duration.ofSeconds(10));
-    quiet.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
-    stores.add(quiet);
+    ConfigMapAllocationStore quiet = started(engine, "10.96.0.0/24", Duration.ofSeconds(3), metrics);
 
     ShardLayout layout = ShardLayout.of(RangeKey.nodePorts(), ShardEncoding.RANGE_ALLOCATION,
         PORTS.toString());
@@ -272,11 +277,8 @@ class ConfigMapAllocationStoreIT {
   void aRequestThatSpentItsBudgetInTheQueueIsAnswered503SayingWhereTheTimeWent() throws Exception {
     AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     // A 1 s budget: each ConfigMap request may take 250 ms, so none starts after 750 ms.
-    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(1),
+    ConfigMapAllocationStore store = started(engine, "10.96.0.0/20", Duration.ofSeconds(1),
         StoreMetrics.unregistered());
-    store.start(Duration.ofSeconds(10));
-    stores.add(store);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
     initialize(store);
 
     CompletableFuture<Reservation> second;
@@ -310,11 +312,7 @@ class ConfigMapAllocationStoreIT {
     AllocationEngine engine = new AllocationEngine(PORTS, new AnchoredStart());
     StoreMetrics metrics = StoreMetrics.unregistered();
     // A 1 s budget: each ConfigMap request may take 250 ms, so none starts after 750 ms.
-    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(1),
-        metrics);
-    store.start(Duration.ofSeconds(10));
-    stores.add(store);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    ConfigMapAllocationStore store = started(engine, "10.96.0.0/20", Duration.ofSeconds(1), metrics);
     store.reserveAhead("replica-1", 16, Duration.ofSeconds(30), Duration.ofMillis(200));
     initialize(store);
 
@@ -362,12 +360,8 @@ class ConfigMapAllocationStoreIT {
     // Anchored starts, as deployed: the twenty addresses lie side by side, in one shard or two. A
     // 30 s budget, so lingers of seconds are allowed (at most half of its 22.5 s of last start)
     // and a busy machine cannot run a release out of its budget.
-    ConfigMapAllocationStore store = new ConfigMapAllocationStore(new AllocationEngine(PORTS, new AnchoredStart()),
-        client(), namespace, Duration.ofSeconds(30), metrics).loadOthersWritesWhenNeeded()
-        .lingerReleases(Duration.ofSeconds(2));
-    store.start(Duration.ofSeconds(10));
-    stores.add(store);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    ConfigMapAllocationStore store = started(new AllocationEngine(PORTS, new AnchoredStart()), "10.96.0.0/20",
+        Duration.ofSeconds(30), metrics).lingerReleases(Duration.ofSeconds(2));
     initialize(store);
     List<Reservation> held = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -413,11 +407,7 @@ class ConfigMapAllocationStoreIT {
   void groupCommitWritesFarLessThanOncePerRequest() throws Exception {
     AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
     StoreMetrics metrics = StoreMetrics.unregistered();
-    ConfigMapAllocationStore store = new ConfigMapAllocationStore(engine, client(), namespace, Duration.ofSeconds(3),
-        metrics);
-    store.start(Duration.ofSeconds(10));
-    stores.add(store);
-    store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/20"));
+    ConfigMapAllocationStore store = started(engine, "10.96.0.0/20", Duration.ofSeconds(3), metrics);
     initialize(store);
     long before = metrics.writes();
     List<CompletableFuture<Reservation>> answers = new ArrayList<>();
@@ -469,12 +459,8 @@ class ConfigMapAllocationStoreIT {
   /** A replica reserving ahead, with anchored starts as deployed (a batch lands in one shard or two). */
   private ConfigMapAllocationStore reservingAhead(String cidr, StoreMetrics metrics, int batch, Duration freshFor,
       Duration flush) {
-    ConfigMapAllocationStore store = new ConfigMapAllocationStore(new AllocationEngine(PORTS, new AnchoredStart()),
-        client(), namespace, Duration.ofSeconds(3), metrics);
-    store.start(Duration.ofSeconds(10));
-    store.addServiceRange("kubernetes", Cidr.parse(cidr));
-    stores.add(store);
-    return store.reserveAhead("replica-" + stores.size(), batch, freshFor, flush);
+    return started(new AllocationEngine(PORTS, new AnchoredStart()), cidr, Duration.ofSeconds(3), metrics)
+        .reserveAhead("replica-" + stores.size(), batch, freshFor, flush);
   }
 
   /** A replica reserving ahead on a freshly stored range, values fresh for 30 s, and its metrics. */

@@ -229,6 +229,9 @@ final class GroupCommitter {
           runDeferred();
         }
       } catch (InterruptedException e) {
+        // stop() answers what is still queued; work taken during the interrupted commit is ours.
+        deferred.forEach(control -> control.fail(shuttingDown()));
+        deferred.clear();
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException e) {

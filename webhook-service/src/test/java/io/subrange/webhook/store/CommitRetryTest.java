@@ -1,6 +1,7 @@
 package io.subrange.webhook.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,6 +19,8 @@ import io.subrange.allocator.store.ReservationRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,8 +29,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What a commit sends for a shard when its writes lose (409): after the first loss a plain read,
  * from the second failed attempt on a turn (a merge patch), and the write that follows drops the
- * turn's stamp. fabric8's mock API server stores the shards; the 409s are its expectations, since a
- * real API server loses a race only when another writer makes it.
+ * turn's stamp; and what is left of a commit still losing when the store closes. fabric8's mock API
+ * server stores the shards; the 409s are its expectations, since a real API server loses a race
+ * only when another writer makes it.
  */
 @EnableKubernetesMockClient(crud = true)
 class CommitRetryTest {
@@ -81,6 +85,24 @@ class CommitRetryTest {
     assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
   }
 
+  @Test
+  void workThatArrivedDuringACommitIsAnsweredWhenTheStoreClosesMidCommit() throws Exception {
+    loses(1000);
+    drainRequests();
+    CompletableFuture<Void> reservation = CompletableFuture.runAsync(this::reservePort);
+    // By the fifth lost write the commit backs off for 40 ms or more between attempts, so what
+    // arrives now is taken in by its next attempt (to run after it) rather than left queued.
+    awaitWritesOfTheShard(5);
+    CompletableFuture<Void> between = store.deleteStateOfRangesNotServed();
+    awaitWritesOfTheShard(2);
+
+    store.close();
+
+    assertThatThrownBy(() -> between.get(2, TimeUnit.SECONDS)).hasMessageContaining("shutting down");
+    assertThatThrownBy(reservation::join).isInstanceOf(CompletionException.class)
+        .hasMessageContaining("could not store");
+  }
+
   /** The shard's next {@code times} writes lose to "another writer". */
   private void loses(int times) {
     server.expect().put().withPath(shardPath).andReturn(409, new StatusBuilder().withCode(409).withReason("Conflict")
@@ -92,11 +114,26 @@ class CommitRetryTest {
         List.of(PortClaim.specific(PORT)), false)).join();
   }
 
-  /** The methods of the requests for the shard itself (not lists or watches) while {@code action} ran. */
-  private List<String> requestsForTheShardWhile(Runnable action) throws InterruptedException {
+  private void drainRequests() throws InterruptedException {
     while (server.takeRequest(100, TimeUnit.MILLISECONDS) != null) {
       // what the store's start and the ranges' installation sent
     }
+  }
+
+  /** Waits until the shard has been written {@code count} more times (each lost, here). */
+  private void awaitWritesOfTheShard(int count) throws InterruptedException {
+    for (int seen = 0; seen < count; ) {
+      RecordedRequest request = server.takeRequest(5, TimeUnit.SECONDS);
+      assertThat(request).as("write %d of the shard", seen + 1).isNotNull();
+      if (request.getPath().equals(shardPath) && request.getMethod().equals("PUT")) {
+        seen++;
+      }
+    }
+  }
+
+  /** The methods of the requests for the shard itself (not lists or watches) while {@code action} ran. */
+  private List<String> requestsForTheShardWhile(Runnable action) throws InterruptedException {
+    drainRequests();
     action.run();
     List<String> methods = new ArrayList<>();
     for (RecordedRequest request; (request = server.takeRequest(100, TimeUnit.MILLISECONDS)) != null;) {

@@ -137,7 +137,8 @@ public record SubrangeProperties(
    *     own; 0 (the default) reserves nothing ahead. Turn it on only once every replica runs a
    *     version that knows it: an older replica's validating webhook refuses values reserved ahead
    * @param reserveAheadFlush how long after a value reserved ahead is handed out its Service is
-   *     named its holder on record (one write for every value handed out meanwhile)
+   *     queued to be named its holder on record, for every value handed out meanwhile; the names
+   *     go with the replica's next write, or as long again later
    */
   public record Kubernetes(
       @DefaultValue("true") boolean enabled,

@@ -119,7 +119,7 @@ final class GroupCommitter {
    * of the time a request may still get a write is spent so, leaving the rest for its attempts.
    */
   void lingerReleases(Duration linger) {
-    releaseLingerNanos = Math.min(linger.toNanos(), lastStartNanos / 2);
+    releaseLingerNanos = linger.toNanos();
   }
 
   /** Starts the committer thread. */
@@ -179,8 +179,18 @@ final class GroupCommitter {
    * ({@link #lingerReleases}).
    */
   <T> CompletableFuture<T> submitRelease(String what, Function<AllocationEngine, T> action) {
-    return enqueue(new Mutation<>(what, null, action, System.nanoTime(), Math.max(lingerNanos, releaseLingerNanos),
-        metrics));
+    return submitUnhurried(what, action, releaseLingerNanos);
+  }
+
+  /**
+   * As {@link #submit(String, String, Function)}, for work nobody waits for (releases, naming the
+   * holders of values reserved ahead): it may wait up to {@code lingerNanos} after it arrived for
+   * a commit that must go earlier, and goes with it; at most half of the time a request may still
+   * get a write, so it keeps the rest for its attempts.
+   */
+  <T> CompletableFuture<T> submitUnhurried(String what, Function<AllocationEngine, T> action, long lingerNanos) {
+    long linger = Math.max(this.lingerNanos, Math.min(lingerNanos, lastStartNanos / 2));
+    return enqueue(new Mutation<>(what, null, action, System.nanoTime(), linger, metrics));
   }
 
   private <T> CompletableFuture<T> enqueue(Mutation<T> mutation) {

@@ -20,6 +20,7 @@ import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -48,11 +49,13 @@ import org.slf4j.LoggerFactory;
  * from the batch at once (or, when the pool ran dry and its next batch is being written, as soon
  * as that batch is in); the rule that no answer comes before its allocation is durable holds,
  * because what makes a value unavailable to anyone else, its reservation, is stored. Which
- * Service holds it is written a moment later ({@code flushDelay}) for every value handed out
- * meanwhile, in one write per shard; until then the Service itself says it (the API server
- * stores it with its values), the validating webhook of any replica accepts a value reserved
- * ahead ({@link ReservationRequest#withReservedAheadAsHeld}), and the reconciler leaves such a
- * record to this replica for its grace period.
+ * Service holds it is written a moment later: with the pool's next batch, which reserves near the
+ * same anchor (see AnchoredStart), so the names mostly go to the shard that batch writes anyway;
+ * or, for values still unnamed {@code flushDelay} after they were handed out, with the next
+ * commit, within about twice {@code flushDelay} of the hand-out. Until then the Service itself
+ * says it (the API server stores it with its values), the validating webhook of any replica
+ * accepts a value reserved ahead ({@link ReservationRequest#withReservedAheadAsHeld}), and the
+ * reconciler leaves such a record to this replica for its grace period.
  *
  * <p>What keeps it safe:
  * <ul>
@@ -62,8 +65,8 @@ import org.slf4j.LoggerFactory;
  *       its range still gives addresses, and only while it is younger than {@code freshFor}
  *       (half the reconciler's grace): the reconciler frees reservations nothing carries once
  *       they are older than its grace (a replica that died, a pool left unused), and by then a
- *       value this replica gave had its holder named (the flush follows within
- *       {@code flushDelay}, unless the API server refuses writes for longer than half the grace);
+ *       value this replica gave had its holder named (the flush follows within about
+ *       twice {@code flushDelay}, unless the API server refuses writes for longer than half the grace);
  *   <li>a batch is at most a {@link #ROOM_PER_BATCH}th of what its range has free in its dynamic
  *       band (smaller than {@code batch} where that is less), so a pool never holds more than a
  *       sliver of a range, and a nearly full range is never held in pools: there every create
@@ -110,6 +113,8 @@ final class ReservedAhead implements AutoCloseable {
   /** Values dropped for age while still reserved: the next batch frees them (else the reconciler does). */
   private final List<Reserved> expired = new ArrayList<>();
   private boolean flushScheduled;
+  /** Whether names the timer found due are on their way to the committer's next commit. */
+  private boolean flushing;
   private boolean closed;
 
   /**
@@ -118,8 +123,9 @@ final class ReservedAhead implements AutoCloseable {
    *     filled again when half a batch is left
    * @param freshFor how long after it was reserved a value may still be handed out; keep it at
    *     most half the reconciler's grace for values nothing carries
-   * @param flushDelay how long after a value is handed out its holder is written (with every
-   *     other handed out meanwhile)
+   * @param flushDelay how long after a value is handed out its holder is due to be written, if
+   *     no batch of its pool wrote it first; due names go with the next commit, or half as long
+   *     again later (see {@link #flush})
    */
   ReservedAhead(AllocationEngine engine, GroupCommitter committer, StoreMetrics metrics, String replica, int batch,
       Duration freshFor, Duration flushDelay) {
@@ -244,7 +250,7 @@ final class ReservedAhead implements AutoCloseable {
             .toArray(CompletableFuture[]::new)));
       }
       Reservation answer = new Reservation(ips, ports);
-      handedOut.put(key, new HandOut(holder, taken, answer, System.nanoTime()));
+      handedOut.put(key, new HandOut(holder, taken, answer, System.nanoTime(), used));
       metrics.reservedAhead("handed_out", taken.size());
       scheduleFlush();
       return new Attempt(answer, null);
@@ -333,23 +339,34 @@ final class ReservedAhead implements AutoCloseable {
     filling.put(pool, fill);  // before submitting: a submit that fails at once completes inline
     List<Reserved> stale = List.copyOf(expired);
     expired.clear();
+    // The batch names the holders of what the pool handed out since its last batch: those values
+    // were reserved near the same anchor, so the names mostly go to the shard the batch writes.
+    Set<PoolKey> named = Set.of(pool);
+    List<HandOut> toName = unnamed(named);
     long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
     committer.submit("reserving " + size + " values ahead for " + pool, null,
-            e -> reserveBatch(e, pool, size, stale))
-        .whenComplete((reserved, failure) -> {
+            e -> new Filled(reserveBatch(e, pool, size, stale), handOver(e, toName, named)))
+        .whenComplete((filled, failure) -> {
           synchronized (engine) {
             filling.remove(pool, fill);
-            if (reserved != null) {
-              reserved.forEach(value -> values.addLast(value.at(asked)));
-              metrics.reservedAhead("reserved", reserved.size());
+            if (filled != null) {
+              filled.reserved().forEach(value -> values.addLast(value.at(asked)));
+              metrics.reservedAhead("reserved", filled.reserved().size());
+              recordNamed(toName, named, filled.named());  // what it could not name stays for the timer
             }
           }
           fill.complete(null);  // creates waiting for this batch try again (outside the lock)
           if (failure != null) {
             log.debug("Reserving values ahead for {} failed ({}); creates write their own until the next try", pool,
                 Failures.rootMessage(failure));
+          } else {
+            reportLost(filled.named());
           }
         });
+  }
+
+  /** What a batch's commit did: the values it reserved, and the holders it named. */
+  private record Filled(List<Reserved> reserved, Named named) {
   }
 
   /**
@@ -410,58 +427,111 @@ final class ReservedAhead implements AutoCloseable {
 
   // ---- naming the holders ---------------------------------------------------------------------
 
+  /** Has the timer look for names due in half a {@code flushDelay}, unless it is set to already. */
   private void scheduleFlush() {
     if (!flushScheduled && !timer.isShutdown()) {
       flushScheduled = true;
-      timer.schedule(this::flush, flushDelay.toNanos(), TimeUnit.NANOSECONDS);
+      timer.schedule(this::flush, flushDelay.toNanos() / 2, TimeUnit.NANOSECONDS);
     }
   }
 
-  /** Writes the holders of every value handed out so far, in one commit; tried again later when it fails. */
+  /**
+   * Writes the holders of what a pool handed out once a value of it has gone {@code flushDelay}
+   * unnamed (no batch of the pool came: a pool that hands out slowly fills slowly), every value of
+   * that pool handed out so far: with the next commit, or half a {@code flushDelay} later. Runs
+   * every half {@code flushDelay} while anything is unnamed, so a name is written about twice
+   * {@code flushDelay} after its value was handed out at the latest (later only while writes fail).
+   */
   void flush() {
+    Set<PoolKey> pools = new HashSet<>();
     List<HandOut> pending;
     synchronized (engine) {
       flushScheduled = false;
-      pending = List.copyOf(handedOut.values());
-    }
-    if (pending.isEmpty()) {
-      return;
+      if (handedOut.isEmpty()) {
+        return;
+      }
+      scheduleFlush();  // again while anything is unnamed: this one may fail, or leave a range being loaded
+      if (flushing) {
+        return;  // the names found due last time are still on their way
+      }
+      long now = System.nanoTime();
+      handedOut.values().stream().filter(h -> now - h.at() >= flushDelay.toNanos())
+          .forEach(h -> pools.addAll(h.unnamed()));
+      pending = unnamed(pools);
+      if (pending.isEmpty()) {
+        return;
+      }
+      flushing = true;
     }
     int values = pending.stream().mapToInt(h -> h.values().size()).sum();
-    committer.submit("naming the holders of " + values + " values handed out", null, e -> handOver(e, pending))
+    // Nobody waits for the names: they go with the next commit, most often a batch's.
+    committer.submitUnhurried("naming the holders of up to " + values + " values handed out",
+            e -> handOver(e, pending, pools), flushDelay.toNanos() / 2)
         .whenComplete((named, failure) -> {
           synchronized (engine) {
+            flushing = false;
             if (failure == null) {
-              pending.stream().filter(h -> !named.notLoaded().contains(h))
-                  .forEach(h -> handedOut.remove(keyOf(h.owner()), h));
-              metrics.reservedAhead("recorded", named.recorded());
-            }
-            if (failure != null || !named.notLoaded().isEmpty()) {
-              scheduleFlush();  // a range being loaded: its values are named on a later try
+              recordNamed(pending, pools, named);
             }
           }
           if (failure != null) {
             log.debug("Naming the holders of values handed out failed ({}); trying again",
                 Failures.rootMessage(failure));
-          } else if (!named.lost().isEmpty()) {
-            metrics.reservedAhead("lost", named.lost().size());
-            log.warn("{} values handed out were no longer reserved when their holders were to be named (freed"
-                + " while in use?); the reconciler records what Services carry: {}", named.lost().size(), named.lost());
+          } else {
+            reportLost(named);
           }
         });
+  }
+
+  /** The hand-outs with values of {@code pools} still to be named. Call holding the engine's lock. */
+  private List<HandOut> unnamed(Set<PoolKey> pools) {
+    List<HandOut> found = new ArrayList<>();
+    for (HandOut handOut : handedOut.values()) {
+      if (!Collections.disjoint(handOut.unnamed(), pools)) {
+        found.add(handOut);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * After a commit named the values of {@code pools} handed out to {@code pending}: an object whose
+   * values are all named leaves {@link #handedOut}. Call holding the engine's lock.
+   */
+  private void recordNamed(List<HandOut> pending, Set<PoolKey> pools, Named named) {
+    for (HandOut handOut : pending) {
+      if (!named.notLoaded().contains(handOut)) {
+        handOut.unnamed().removeAll(pools);
+        if (handOut.unnamed().isEmpty()) {
+          handedOut.remove(keyOf(handOut.owner()), handOut);
+        }
+      }
+    }
+    metrics.reservedAhead("recorded", named.recorded());
+  }
+
+  private void reportLost(Named named) {
+    if (!named.lost().isEmpty()) {
+      metrics.reservedAhead("lost", named.lost().size());
+      log.warn("{} values handed out were no longer reserved when their holders were to be named (freed"
+          + " while in use?); the reconciler records what Services carry: {}", named.lost().size(), named.lost());
+    }
   }
 
   /** What one flush did: values named, values no longer reserved nor held by their object, objects left for later. */
   private record Named(int recorded, List<String> lost, Set<HandOut> notLoaded) {
   }
 
-  /** On the committer thread: names each value's holder, value by value. */
-  private static Named handOver(AllocationEngine e, List<HandOut> pending) {
+  /** On the committer thread: names the holder of each value of {@code pools}, value by value. */
+  private static Named handOver(AllocationEngine e, List<HandOut> pending, Set<PoolKey> pools) {
     int recorded = 0;
     List<String> lost = new ArrayList<>();
     Set<HandOut> notLoaded = new HashSet<>();
     for (HandOut handOut : pending) {
       for (Reserved value : handOut.values()) {
+        if (!pools.contains(value.pool())) {
+          continue;
+        }
         try {
           if (e.handOver(value.pool().kind(), value.text(), value.holder(), handOut.owner())) {
             recorded++;
@@ -499,11 +569,16 @@ final class ReservedAhead implements AutoCloseable {
   private record PoolKey(RangeKey.Kind kind, IpFamily family) {
     static final PoolKey NODE_PORTS = new PoolKey(RangeKey.Kind.NODE_PORTS, null);
     private static final Map<IpFamily, PoolKey> IPS = new EnumMap<>(IpFamily.class);
+    /** Every pool. */
+    static final Set<PoolKey> ALL;
 
     static {
       for (IpFamily family : IpFamily.values()) {
         IPS.put(family, new PoolKey(RangeKey.Kind.SERVICE_IPS, family));
       }
+      Set<PoolKey> all = new HashSet<>(IPS.values());
+      all.add(NODE_PORTS);
+      ALL = Set.copyOf(all);
     }
 
     static PoolKey ips(IpFamily family) {
@@ -537,10 +612,27 @@ final class ReservedAhead implements AutoCloseable {
   }
 
   /**
-   * Values handed to one object, the answer it got (a retry of the same create gets it again) and
-   * when ({@link System#nanoTime}).
+   * Values handed to one object, the answer it got (a retry of the same create gets it again),
+   * when ({@link System#nanoTime}), and the pools of its values whose holders are not named yet
+   * (its own copy, changed under the engine's lock as batches and flushes name them).
    */
-  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, long at) {
+  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, long at, Set<PoolKey> unnamed) {
+
+    HandOut {
+      unnamed = new HashSet<>(unnamed);
+    }
+
+    // One object's hand-out, however its names progress: equal only to itself.
+    @Override
+    public boolean equals(Object other) {
+      return this == other;
+    }
+
+    @Override
+    public int hashCode() {
+      return System.identityHashCode(this);
+    }
+
     boolean answers(ReservationRequest request) {
       return request.ports().size() == answer.ports().size()
           && request.ips().stream().map(IpClaim::family).toList()

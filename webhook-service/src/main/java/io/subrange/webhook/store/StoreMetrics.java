@@ -183,6 +183,11 @@ public final class StoreMetrics {
     commitDuration.record(sinceArrival);
   }
 
+  /** Group commits that stored requests so far (see {@code subrange_store_commits_total}). */
+  public long commits() {
+    return (long) commits.count();
+  }
+
   /** Successful ConfigMap writes so far. */
   public long writes() {
     return (long) writesOk.count();

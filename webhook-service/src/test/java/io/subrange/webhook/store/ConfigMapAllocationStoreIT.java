@@ -536,6 +536,70 @@ class ConfigMapAllocationStoreIT {
     assertThat(metrics.reservedAhead("handed_out")).isEqualTo(14);
   }
 
+  /**
+   * A pool's next batch names the holders of what the pool handed out before it, in the same
+   * commit: those values were reserved near the same anchor, so the names go to the shard the batch
+   * writes, without a write of their own.
+   */
+  @Test
+  void aPoolsNextBatchNamesTheHoldersOfWhatItHandedOut() {
+    Ahead ahead = initializedReservingAhead("10.96.0.0/20", 16, Duration.ofMinutes(5));  // no flush meanwhile
+    ConfigMapAllocationStore store = ahead.store();
+    StoreMetrics metrics = ahead.metrics();
+    firstCreateFillsThePools(store, metrics, "first", false, 16);
+    long commits = metrics.commits();
+    long writes = metrics.writes();
+    List<Reservation> answers = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      answers.add(store.reserve(service("r" + i, false)).join());  // r6 leaves 8 of 16: the next batch goes
+    }
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("reserved") == 32);
+    assertThat(metrics.reservedAhead("recorded")).as("first and r0-r5, named by the batch r6 set off")
+        .isEqualTo(7);
+    RangeState ips = stored(V4);
+    for (int i = 0; i < 6; i++) {
+      assertThat(holderIn(ips, answers.get(i).ips().get(0).address().toString()))
+          .contains(Holder.service("default", "r" + i, ""));
+    }
+    assertThat(metrics.commits() - commits).as("the batch and the names in one commit").isEqualTo(1);
+    assertThat(metrics.writes() - writes).as("one write per shard they touch: one, or two where the batch"
+        + " crossed into the next shard").isBetween(1L, 2L);
+  }
+
+  /**
+   * Names due that no batch of their pool carried wait for company: here a NodePort's, queued
+   * while the creates after it take only addresses, leaves with the addresses' next batch rather
+   * than in a commit of its own.
+   */
+  @Test
+  void namesDueWithoutABatchOfTheirPoolGoWithTheNextCommit() throws Exception {
+    // Names are due 4 s after their values are handed out (looked for every 2 s), then wait for
+    // company for up to 1.125 s (half of what a request may still get a write with a 3 s budget).
+    Ahead ahead = initializedReservingAhead("10.96.0.0/20", 16, Duration.ofSeconds(4));
+    ConfigMapAllocationStore store = ahead.store();
+    StoreMetrics metrics = ahead.metrics();
+    long started = System.nanoTime();
+    firstCreateFillsThePools(store, metrics, "first", true, 32);  // an address and a port
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).as("first handed out soon after the start")
+        .isLessThan(Duration.ofMillis(500));
+    for (int i = 0; i < 6; i++) {
+      store.reserve(service("r" + i, false)).join();  // 9 addresses of 16 left: no batch yet
+    }
+    long commits = metrics.commits();
+
+    // first's names are due, and waiting for company, from 4 s to 5.125 s after it was handed out.
+    Thread.sleep(Math.max(0, 4600 - (System.nanoTime() - started) / 1_000_000));
+    assertThat(metrics.reservedAhead("recorded")).as("the due names wait for company").isZero();
+    store.reserve(service("r6", false)).join();  // 8 left: the addresses' next batch goes
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> metrics.reservedAhead("recorded") == 8);
+    assertThat(metrics.commits() - commits).as("the batch and the due names, the port's too, in one commit")
+        .isEqualTo(1);
+    assertThat(stored(RangeKey.nodePorts()).entries()).as("first's port, named")
+        .filteredOn(e -> Holder.service("default", "first", "").equals(e.holder())).hasSize(1);
+  }
+
   @Test
   void aTightRangeGetsSmallerBatches() {
     // A /23 has 478 addresses in its dynamic band: batches of a 64th of that, 7, not 32.

@@ -15,9 +15,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * every later write to it, and every other replica's load of that write, cost in proportion to
  * all it holds: up to 5,888 lines at a /12 with 20,000 Services held (a shard spans 8,192
  * addresses there), where values spread at random would put about 160 in each shard. Moving on
- * after a few dozen values keeps a shard's lines near what the range holds per shard, plus at
+ * after a few hundred values keeps a shard's lines near what the range holds per shard, plus at
  * most that many, whatever the range's size; replicas still meet in a shard rarely (a new anchor
  * is as random as the first).
+ *
+ * <p>A stay is long enough for a few batches of values reserved ahead (64 each, with the
+ * NodePorts' about 40 between them): the holders of one batch's values are named with the next
+ * batch's write, and a stay that outlasts both puts them in the same shard, one write instead of
+ * two. With stays of 64 every batch moved the anchor, and the names went to another shard.
  *
  * <p>The anchor is a fraction of the band, so one anchor serves bands of every size; a start
  * falls at most {@link #SPREAD} offsets past it. Choices between ranges are not starts and stay
@@ -30,7 +35,7 @@ public final class AnchoredStart implements StartStrategy {
   /** How far past the anchor a start may fall: starts stay within a word or two of the bitmap. */
   static final int SPREAD = 64;
   /** Starts near one anchor before it moves by itself: what one stay adds to a shard, at most. */
-  static final int STARTS_PER_ANCHOR = 64;
+  static final int STARTS_PER_ANCHOR = 256;
 
   /** Where starts fall in a band below 2^63, as a fraction of its size. */
   private volatile double anchor;

@@ -68,9 +68,10 @@ class AnchoredStartTest {
       perShard[(int) (bitmap.allocateNext() / span)]++;
     }
     int fullest = java.util.Arrays.stream(perShard).max().orElseThrow();
-    // About 310 stays of 64 land at random among 128 shards: in 20,000 simulated runs the fullest
-    // held 448 values at the median and 960 at worst, against thousands before.
-    assertThat(fullest).as("the fullest shard, against 156 for values spread evenly").isLessThan(1_200);
+    // About 78 stays of 256 land at random among 128 shards: in 1,000 simulated runs the fullest
+    // held 768 values at the median, 1,280 in the 99th percentile and 1,536 at worst, against
+    // thousands before (stays of 64: 448 at the median).
+    assertThat(fullest).as("the fullest shard, against 156 for values spread evenly").isLessThan(2_400);
   }
 
   @Test

@@ -124,7 +124,7 @@ public final class LoadHarness {
         int refused = ServiceLoad.createRefusedAfterAdmission(load, "load", "refused", REFUSED);
         Instant lastOrphaned = Instant.now();
         // A value handed out from a reservation is written as its Service's only a moment later
-        // (reserve-ahead-flush, 500 ms, then with the next write or 500 ms on); until then the ConfigMaps show the replica's reservation,
+        // (with its pool's next batch, or about twice reserve-ahead-flush, 1 s); until then the ConfigMaps show the replica's reservation,
         // not an orphan. Counted at once, 97 of the 150 had been named in one run, 106 in another.
         int expected = REFUSED + REFUSED / 2;  // an address each, and a port for every other one
         Processes.pollUntil(Duration.ofSeconds(5), 200,

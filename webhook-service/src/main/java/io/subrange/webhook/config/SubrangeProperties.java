@@ -136,9 +136,9 @@ public record SubrangeProperties(
    *     requests, so creates asking only for dynamic values are answered without a write of their
    *     own; 0 (the default) reserves nothing ahead. Turn it on only once every replica runs a
    *     version that knows it: an older replica's validating webhook refuses values reserved ahead
-   * @param reserveAheadFlush how long after a value reserved ahead is handed out its Service is
-   *     queued to be named its holder on record, for every value handed out meanwhile; the names
-   *     go with the replica's next write, or as long again later
+   * @param reserveAheadFlush how long a value reserved ahead may be handed out without its
+   *     Service named its holder on record: the pool's next batch names it otherwise; once due, the
+   *     names go with the replica's next write, or half this later
    */
   public record Kubernetes(
       @DefaultValue("true") boolean enabled,

@@ -149,7 +149,8 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
    * @param replica names this process among the live replicas
    * @param freshFor how long after it was reserved a value may be handed out: at most half the
    *     reconciler's grace for values nothing carries
-   * @param flushDelay how long after a value is handed out its holder is written
+   * @param flushDelay how long a value may be handed out before its holder is written without
+   *     waiting for its pool's next batch (which names it otherwise)
    */
   public ConfigMapAllocationStore reserveAhead(String replica, int batch, Duration freshFor, Duration flushDelay) {
     reservedAhead = new ReservedAhead(engine, committer, metrics, replica, batch, freshFor, flushDelay);

@@ -184,12 +184,12 @@ final class GroupCommitter {
 
   /**
    * As {@link #submit(String, String, Function)}, for work nobody waits for (releases, naming the
-   * holders of values reserved ahead): it may wait up to {@code lingerNanos} after it arrived for
+   * holders of values reserved ahead): it may wait up to {@code mayWaitNanos} after it arrived for
    * a commit that must go earlier, and goes with it; at most half of the time a request may still
    * get a write, so it keeps the rest for its attempts.
    */
-  <T> CompletableFuture<T> submitUnhurried(String what, Function<AllocationEngine, T> action, long lingerNanos) {
-    long linger = Math.max(this.lingerNanos, Math.min(lingerNanos, lastStartNanos / 2));
+  <T> CompletableFuture<T> submitUnhurried(String what, Function<AllocationEngine, T> action, long mayWaitNanos) {
+    long linger = Math.max(lingerNanos, Math.min(mayWaitNanos, lastStartNanos / 2));
     return enqueue(new Mutation<>(what, null, action, System.nanoTime(), linger, metrics));
   }
 
@@ -211,7 +211,12 @@ final class GroupCommitter {
    */
   CompletableFuture<Void> runBetweenCommits(Runnable work) {
     Control control = new Control(work);
-    queue.add(control);
+    if (!running) {
+      control.fail(new StoreUnavailableException("subrange's store is not running, so it did not load or write"
+          + " anything; retry shortly"));
+    } else {
+      queue.add(control);
+    }
     return control.done;
   }
 
@@ -268,15 +273,21 @@ final class GroupCommitter {
         throw e;
       }
     }
-    shards.refresh(engine);
     List<Mutation<?>> batch = new ArrayList<>();
-    for (Task task : tasks) {
-      if (task instanceof Control control) {
-        control.run();
-        shards.refresh(engine);
-      } else {
-        batch.add((Mutation<?>) task);
+    try {
+      shards.refresh(engine);
+      for (Task task : tasks) {
+        if (task instanceof Control control) {
+          control.run();
+          shards.refresh(engine);
+        } else {
+          batch.add((Mutation<?>) task);
+        }
       }
+    } catch (RuntimeException e) {
+      // Taken off the queue, so nobody else answers them: a waiting caller would wait for good.
+      tasks.forEach(task -> task.fail(e));  // work that ran already is answered; this changes nothing for it
+      throw e;
     }
     return batch;
   }

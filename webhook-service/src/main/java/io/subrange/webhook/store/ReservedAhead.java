@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * Service holds it is written a moment later: with the pool's next batch, which reserves near the
  * same anchor (see AnchoredStart), so the names mostly go to the shard that batch writes anyway;
  * or, for values still unnamed {@code flushDelay} after they were handed out, with the next
- * commit, within about twice {@code flushDelay} of the hand-out. Until then the Service itself
+ * commit or half a {@code flushDelay} later, within about twice {@code flushDelay} of the
+ * hand-out. Until then the Service itself
  * says it (the API server stores it with its values), the validating webhook of any replica
  * accepts a value reserved ahead ({@link ReservationRequest#withReservedAheadAsHeld}), and the
  * reconciler leaves such a record to this replica for its grace period.
@@ -85,8 +87,9 @@ import org.slf4j.LoggerFactory;
  * the two processes agree to well within half of it.
  *
  * <p>All state is guarded by the engine's lock: admission threads take from the pools, the
- * committer thread fills them and names holders (through {@link GroupCommitter#submit}), and a
- * timer thread asks for the holders to be named.
+ * committer thread fills them and names holders (a batch's through {@link GroupCommitter#submit},
+ * the timer's through {@link GroupCommitter#submitUnhurried}), and a timer thread asks for the
+ * holders that fell due to be named.
  */
 final class ReservedAhead implements AutoCloseable {
 
@@ -113,8 +116,8 @@ final class ReservedAhead implements AutoCloseable {
   /** Values dropped for age while still reserved: the next batch frees them (else the reconciler does). */
   private final List<Reserved> expired = new ArrayList<>();
   private boolean flushScheduled;
-  /** Whether names the timer found due are on their way to the committer's next commit. */
-  private boolean flushing;
+  /** Pools whose due names a flush is taking to the committer: the timer leaves them to it. */
+  private final Set<PoolKey> flushing = new HashSet<>();
   private boolean closed;
 
   /**
@@ -341,18 +344,18 @@ final class ReservedAhead implements AutoCloseable {
     expired.clear();
     // The batch names the holders of what the pool handed out since its last batch: those values
     // were reserved near the same anchor, so the names mostly go to the shard the batch writes.
-    Set<PoolKey> named = Set.of(pool);
-    List<HandOut> toName = unnamed(named);
+    Set<PoolKey> pools = Set.of(pool);
+    List<HandOut> toName = unnamed(pools);
     long asked = System.nanoTime();  // before the values are stamped on record: their age is never underestimated
     committer.submit("reserving " + size + " values ahead for " + pool, null,
-            e -> new Filled(reserveBatch(e, pool, size, stale), handOver(e, toName, named)))
+            e -> new Filled(reserveBatch(e, pool, size, stale), handOver(e, toName, pools)))
         .whenComplete((filled, failure) -> {
           synchronized (engine) {
             filling.remove(pool, fill);
             if (filled != null) {
               filled.reserved().forEach(value -> values.addLast(value.at(asked)));
               metrics.reservedAhead("reserved", filled.reserved().size());
-              recordNamed(toName, named, filled.named());  // what it could not name stays for the timer
+              recordNamed(toName, pools, filled.named());  // what it could not name stays for the timer
             }
           }
           fill.complete(null);  // creates waiting for this batch try again (outside the lock)
@@ -439,11 +442,12 @@ final class ReservedAhead implements AutoCloseable {
    * Writes the holders of what a pool handed out once a value of it has gone {@code flushDelay}
    * unnamed (no batch of the pool came: a pool that hands out slowly fills slowly), every value of
    * that pool handed out so far: with the next commit, or half a {@code flushDelay} later. Runs
-   * every half {@code flushDelay} while anything is unnamed, so a name is written about twice
-   * {@code flushDelay} after its value was handed out at the latest (later only while writes fail).
+   * every half {@code flushDelay} while anything is unnamed, and again as soon as a flush is done
+   * if names of its pools fell due meanwhile, so a name is written about twice {@code flushDelay}
+   * after its value was handed out at the latest (later only while writes fail).
    */
-  void flush() {
-    Set<PoolKey> pools = new HashSet<>();
+  private void flush() {
+    Set<PoolKey> pools;
     List<HandOut> pending;
     synchronized (engine) {
       flushScheduled = false;
@@ -451,28 +455,28 @@ final class ReservedAhead implements AutoCloseable {
         return;
       }
       scheduleFlush();  // again while anything is unnamed: this one may fail, or leave a range being loaded
-      if (flushing) {
-        return;  // the names found due last time are still on their way
-      }
-      long now = System.nanoTime();
-      handedOut.values().stream().filter(h -> now - h.at() >= flushDelay.toNanos())
-          .forEach(h -> pools.addAll(h.unnamed()));
+      pools = duePools();
+      pools.removeAll(flushing);  // a flush is taking them: it looks again when it is done
       pending = unnamed(pools);
       if (pending.isEmpty()) {
         return;
       }
-      flushing = true;
+      flushing.addAll(pools);
     }
     int values = pending.stream().mapToInt(h -> h.values().size()).sum();
     // Nobody waits for the names: they go with the next commit, most often a batch's.
     committer.submitUnhurried("naming the holders of up to " + values + " values handed out",
             e -> handOver(e, pending, pools), flushDelay.toNanos() / 2)
         .whenComplete((named, failure) -> {
+          boolean dueMeanwhile;
           synchronized (engine) {
-            flushing = false;
+            flushing.removeAll(pools);
             if (failure == null) {
               recordNamed(pending, pools, named);
             }
+            // Not after a failure, nor for a range being loaded: the next tick tries again.
+            dueMeanwhile = failure == null && named.notLoaded().isEmpty()
+                && !Collections.disjoint(duePools(), pools);
           }
           if (failure != null) {
             log.debug("Naming the holders of values handed out failed ({}); trying again",
@@ -480,7 +484,26 @@ final class ReservedAhead implements AutoCloseable {
           } else {
             reportLost(named);
           }
+          if (dueMeanwhile) {
+            try {
+              timer.execute(this::flush);
+            } catch (RejectedExecutionException closed) {
+              // the store closed: values left unnamed are the reconciler's (see close)
+            }
+          }
         });
+  }
+
+  /** The pools with a value handed out {@code flushDelay} ago or earlier and still unnamed. Call holding the engine's lock. */
+  private Set<PoolKey> duePools() {
+    long now = System.nanoTime();
+    Set<PoolKey> due = new HashSet<>();
+    for (HandOut handOut : handedOut.values()) {
+      if (now - handOut.at() >= flushDelay.toNanos()) {
+        due.addAll(handOut.unnamed());
+      }
+    }
+    return due;
   }
 
   /** The hand-outs with values of {@code pools} still to be named. Call holding the engine's lock. */
@@ -569,16 +592,11 @@ final class ReservedAhead implements AutoCloseable {
   private record PoolKey(RangeKey.Kind kind, IpFamily family) {
     static final PoolKey NODE_PORTS = new PoolKey(RangeKey.Kind.NODE_PORTS, null);
     private static final Map<IpFamily, PoolKey> IPS = new EnumMap<>(IpFamily.class);
-    /** Every pool. */
-    static final Set<PoolKey> ALL;
 
     static {
       for (IpFamily family : IpFamily.values()) {
         IPS.put(family, new PoolKey(RangeKey.Kind.SERVICE_IPS, family));
       }
-      Set<PoolKey> all = new HashSet<>(IPS.values());
-      all.add(NODE_PORTS);
-      ALL = Set.copyOf(all);
     }
 
     static PoolKey ips(IpFamily family) {
@@ -614,23 +632,41 @@ final class ReservedAhead implements AutoCloseable {
   /**
    * Values handed to one object, the answer it got (a retry of the same create gets it again),
    * when ({@link System#nanoTime}), and the pools of its values whose holders are not named yet
-   * (its own copy, changed under the engine's lock as batches and flushes name them).
+   * (changed under the engine's lock as batches and flushes name them). Equal only to itself.
    */
-  private record HandOut(Holder owner, List<Reserved> values, Reservation answer, long at, Set<PoolKey> unnamed) {
+  private static final class HandOut {
+    private final Holder owner;
+    private final List<Reserved> values;
+    private final Reservation answer;
+    private final long at;
+    private final Set<PoolKey> unnamed;
 
-    HandOut {
-      unnamed = new HashSet<>(unnamed);
+    HandOut(Holder owner, List<Reserved> values, Reservation answer, long at, Set<PoolKey> pools) {
+      this.owner = owner;
+      this.values = values;
+      this.answer = answer;
+      this.at = at;
+      this.unnamed = new HashSet<>(pools);
     }
 
-    // One object's hand-out, however its names progress: equal only to itself.
-    @Override
-    public boolean equals(Object other) {
-      return this == other;
+    Holder owner() {
+      return owner;
     }
 
-    @Override
-    public int hashCode() {
-      return System.identityHashCode(this);
+    List<Reserved> values() {
+      return values;
+    }
+
+    Reservation answer() {
+      return answer;
+    }
+
+    long at() {
+      return at;
+    }
+
+    Set<PoolKey> unnamed() {
+      return unnamed;
     }
 
     boolean answers(ReservationRequest request) {

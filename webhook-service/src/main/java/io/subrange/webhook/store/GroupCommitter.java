@@ -5,6 +5,7 @@ import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.AllocationException;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.StoreUnavailableException;
+import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -286,7 +287,10 @@ final class GroupCommitter {
       }
     } catch (RuntimeException e) {
       // Taken off the queue, so nobody else answers them: a waiting caller would wait for good.
-      tasks.forEach(task -> task.fail(e));  // work that ran already is answered; this changes nothing for it
+      // Work that ran already is answered; this changes nothing for it.
+      StoreUnavailableException unavailable = new StoreUnavailableException("subrange could not load the stored"
+          + " state (" + Failures.rootMessage(e) + "), so nothing was allocated; retry shortly", e);
+      tasks.forEach(task -> task.fail(unavailable));
       throw e;
     }
     return batch;

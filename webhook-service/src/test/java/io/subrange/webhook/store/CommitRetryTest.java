@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What a commit sends for a shard when its writes lose (409): after the first loss a plain read,
  * from the second failed attempt on a turn (a merge patch), and the write that follows drops the
- * turn's stamp; and what is left of a commit still losing when the store closes. fabric8's mock API
- * server stores the shards; the 409s are its expectations, since a real API server loses a race
- * only when another writer makes it.
+ * turn's stamp; and what is left of a commit still losing when the store closes, or asked of it
+ * after. fabric8's mock API server stores the shards; the 409s are its expectations, since a real
+ * API server loses a race only when another writer makes it.
  */
 @EnableKubernetesMockClient(crud = true)
 class CommitRetryTest {
@@ -101,6 +101,14 @@ class CommitRetryTest {
     assertThatThrownBy(() -> between.get(2, TimeUnit.SECONDS)).hasMessageContaining("shutting down");
     assertThatThrownBy(reservation::join).isInstanceOf(CompletionException.class)
         .hasMessageContaining("could not store");
+  }
+
+  @Test
+  void workAskedOfAClosedStoreIsAnsweredAtOnce() {
+    store.close();
+
+    assertThatThrownBy(() -> store.deleteStateOfRangesNotServed().get(1, TimeUnit.SECONDS))
+        .hasMessageContaining("store is not running");
   }
 
   /** The shard's next {@code times} writes lose to "another writer". */

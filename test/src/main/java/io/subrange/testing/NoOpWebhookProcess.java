@@ -53,8 +53,10 @@ public final class NoOpWebhookProcess implements AutoCloseable {
     try {
       Files.createDirectories(workDir);
       certificates = Certificates.make(repo, Files.createTempDirectory("subrange-noop-certs"));
-      List<String> command = new ArrayList<>(List.of(Processes.javaExecutable(), "-XX:+UseSerialGC", "-Xmx512m",
-          "-cp", classpath(), NoOpWebhook.class.getName(), String.valueOf(port), certificates.dir().toString()));
+      List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
+      command.addAll(SubrangeServer.containerJvm());  // registered through deployment.yaml: the same limits
+      command.addAll(List.of("-cp", classpath(), NoOpWebhook.class.getName(), String.valueOf(port),
+          certificates.dir().toString()));
       if (patches) {
         command.add("patch");
       }

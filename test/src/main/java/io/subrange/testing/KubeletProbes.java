@@ -5,16 +5,13 @@ import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,13 +105,8 @@ public final class KubeletProbes implements AutoCloseable {
    */
   public static List<HttpProbe> declared(RepoLayout repo, String file) {
     Path manifest = repo.manifests().resolve(file);
-    Deployment deployment;
-    try (InputStream in = Files.newInputStream(manifest)) {
-      deployment = new KubernetesSerialization().unmarshal(in, Deployment.class);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    Container container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Container container = repo.manifest(file, Deployment.class).getSpec().getTemplate().getSpec().getContainers()
+        .get(0);
     List<HttpProbe> probes = new ArrayList<>();
     add(probes, STARTUP, container.getStartupProbe(), manifest);
     add(probes, "liveness", container.getLivenessProbe(), manifest);

@@ -54,7 +54,7 @@ public final class NoOpWebhookProcess implements AutoCloseable {
       Files.createDirectories(workDir);
       certificates = Certificates.make(repo, Files.createTempDirectory("subrange-noop-certs"));
       List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
-      command.addAll(SubrangeServer.containerJvm());  // registered through deployment.yaml: the same limits
+      command.addAll(SubrangeServer.containerJvm(repo, "deployment.yaml"));  // as subrange's replicas
       command.addAll(List.of("-cp", classpath(), NoOpWebhook.class.getName(), String.valueOf(port),
           certificates.dir().toString()));
       if (patches) {

@@ -1,5 +1,9 @@
 package io.subrange.testing;
 
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -49,5 +53,14 @@ public final class RepoLayout {
 
   public Path manifests() {
     return root.resolve("manifests");
+  }
+
+  /** The object in {@code manifests/<file>} (one document), as {@code type}. */
+  public <T> T manifest(String file, Class<T> type) {
+    try (InputStream in = Files.newInputStream(manifests().resolve(file))) {
+      return new KubernetesSerialization().unmarshal(in, type);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

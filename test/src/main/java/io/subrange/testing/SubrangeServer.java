@@ -1,5 +1,7 @@
 package io.subrange.testing;
 
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -28,20 +30,20 @@ public final class SubrangeServer implements AutoCloseable {
   /** The JVM options manifests/configmap.yaml gives the container. */
   static final String DEFAULT_JVM_OPTIONS = "-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError";
 
-  /** The memory limit of the webhook's and the reconciler's containers (manifests/). */
-  static final String CONTAINER_MEMORY = "512m";
-
   /**
-   * What the JVM in a pod takes from its container rather than from options, given here: in a
-   * container it takes the memory limit for the machine's memory, so its heap starts at 1/64 of
-   * it (8 MB) and grows to {@code MaxRAMPercentage} of it, and with less than about 2 GB it picks
-   * the Serial collector. {@code -XX:MaxRAM} gives the same heap sizes on a machine with more
-   * memory; the collector has to be named, as the JVM would pick G1 here. Until the
-   * twenty-fourth round (docs/performance.md) the harness gave a fixed 512 MB heap, which started
-   * at 1/64 of this machine's memory and collected far less often than a pod does.
+   * What the JVM in a pod takes from its container rather than from options, for the first
+   * container of the Deployment in {@code manifests/<deployment>}: in a container the JVM takes the
+   * memory limit for the machine's memory, so its heap starts at 1/64 of it and grows to
+   * {@code MaxRAMPercentage} of it, and with less than about 2 GB it picks the Serial collector.
+   * {@code -XX:MaxRAM} gives the same heap sizes on a machine with more memory; the collector has
+   * to be named, as the JVM would pick G1 here. Until the twenty-fourth round (docs/performance.md)
+   * the harness gave a fixed 512 MB heap, which started at 1/64 of this machine's memory and
+   * collected far less often than a pod does.
    */
-  static List<String> containerJvm() {
-    return List.of("-XX:+UseSerialGC", "-XX:MaxRAM=" + CONTAINER_MEMORY);
+  static List<String> containerJvm(RepoLayout repo, String deployment) {
+    Quantity limit = repo.manifest(deployment, Deployment.class).getSpec().getTemplate().getSpec().getContainers()
+        .get(0).getResources().getLimits().get("memory");
+    return List.of("-XX:+UseSerialGC", "-XX:MaxRAM=" + Quantity.getAmountInBytes(limit).toBigIntegerExact());
   }
 
   private final Process process;
@@ -83,9 +85,6 @@ public final class SubrangeServer implements AutoCloseable {
   /** Starts the jar without waiting; {@link #awaitReady} waits. Several start side by side this way. */
   public static SubrangeServer launch(RepoLayout repo, Certificates certificates, int port, int managementPort,
       Map<String, String> environment, Path logFile) {
-    List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
-    command.addAll(containerJvm());
-    command.addAll(List.of("-jar", repo.webhookJar().toString()));
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SERVER_PORT", String.valueOf(port));
     env.put("MANAGEMENT_SERVER_PORT", String.valueOf(managementPort));
@@ -93,6 +92,10 @@ public final class SubrangeServer implements AutoCloseable {
     // Nothing keeps connections to a harness JVM across a restart: stop at once.
     env.put("SUBRANGE_SHUTDOWN_DRAIN", "0s");
     env.putAll(environment);
+    List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
+    command.addAll(containerJvm(repo, "reconciler".equals(env.get("SUBRANGE_ROLE")) ? "reconciler.yaml"
+        : "deployment.yaml"));
+    command.addAll(List.of("-jar", repo.webhookJar().toString()));
     env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port, env.get("SUBRANGE_ROLE")));
     Instant started = Instant.now();
     Process process;

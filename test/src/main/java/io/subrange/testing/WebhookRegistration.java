@@ -12,7 +12,6 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +50,7 @@ public final class WebhookRegistration {
       throw new UncheckedIOException(e);
     }
     for (Path file : files) {
-      CustomResourceDefinition crd = load(client, file, CustomResourceDefinition.class);
+      CustomResourceDefinition crd = repo.manifest("crds/" + file.getFileName(), CustomResourceDefinition.class);
       client.resource(crd).createOr(NonDeletingOperation::update);
       client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
           .waitUntilCondition(c -> c.getStatus() != null && c.getStatus().getConditions() != null
@@ -74,13 +73,13 @@ public final class WebhookRegistration {
    */
   public static void register(KubernetesClient client, RepoLayout repo, String baseUrl, String caBundle,
       DoubleSupplier serviceCreates) {
-    MutatingWebhookConfiguration mutating = load(client,
-        repo.manifests().resolve("mutatingwebhookconfiguration.yaml"), MutatingWebhookConfiguration.class);
+    MutatingWebhookConfiguration mutating = repo.manifest("mutatingwebhookconfiguration.yaml",
+        MutatingWebhookConfiguration.class);
     for (MutatingWebhook webhook : mutating.getWebhooks()) {
       webhook.setClientConfig(loopback(webhook.getClientConfig(), baseUrl, caBundle));
     }
-    ValidatingWebhookConfiguration validating = load(client,
-        repo.manifests().resolve("validatingwebhookconfiguration.yaml"), ValidatingWebhookConfiguration.class);
+    ValidatingWebhookConfiguration validating = repo.manifest("validatingwebhookconfiguration.yaml",
+        ValidatingWebhookConfiguration.class);
     for (ValidatingWebhook webhook : validating.getWebhooks()) {
       webhook.setClientConfig(loopback(webhook.getClientConfig(), baseUrl, caBundle));
     }
@@ -121,13 +120,6 @@ public final class WebhookRegistration {
         .build();
   }
 
-  private static <T> T load(KubernetesClient client, Path file, Class<T> type) {
-    try (InputStream in = Files.newInputStream(file)) {
-      return client.getKubernetesSerialization().unmarshal(in, type);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 
   /**
    * The API server picks up webhook configurations asynchronously; wait until a server-side

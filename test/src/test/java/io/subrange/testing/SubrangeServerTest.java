@@ -3,16 +3,19 @@ package io.subrange.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.assertj.core.data.Percentage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,8 +28,8 @@ class SubrangeServerTest {
    * that runs nowhere).
    */
   @Test
-  void jvmOptionsAreTheDeployedOnes() throws IOException {
-    ConfigMap config = read("configmap.yaml", ConfigMap.class);
+  void jvmOptionsAreTheDeployedOnes() {
+    ConfigMap config = RepoLayout.locate().manifest("configmap.yaml", ConfigMap.class);
     String deployed = config.getData().get("JAVA_TOOL_OPTIONS");
     assertThat(deployed).as("JAVA_TOOL_OPTIONS in manifests/configmap.yaml").isNotBlank();
 
@@ -34,25 +37,44 @@ class SubrangeServerTest {
   }
 
   /**
-   * The heap the harness's JVMs get follows from the containers' memory limit, as a pod's does
-   * ({@link SubrangeServer#containerJvm}): a limit changed in the manifests and not here would
-   * measure another heap, and another collector's cost, than the one deployed.
+   * A harness JVM's heap and collector are a pod's (SubrangeServer#containerJvm): the JVM, given
+   * the options the harness starts it with, sizes its heap from the manifest's memory limit as it
+   * would inside that container, and collects with Serial, not the G1 it picks on this machine.
    */
   @ParameterizedTest
   @ValueSource(strings = {"deployment.yaml", "reconciler.yaml"})
-  void heapFollowsTheContainersMemoryLimit(String manifest) throws IOException {
-    Deployment deployment = read(manifest, Deployment.class);
-    Container container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+  void harnessJvmsGetThePodsHeapAndCollector(String manifest) throws Exception {
+    RepoLayout repo = RepoLayout.locate();
+    long limit = Quantity.getAmountInBytes(repo.manifest(manifest, Deployment.class).getSpec().getTemplate()
+        .getSpec().getContainers().get(0).getResources().getLimits().get("memory")).longValueExact();
+    double percentage = Double.parseDouble(options(SubrangeServer.DEFAULT_JVM_OPTIONS).stream()
+        .filter(o -> o.startsWith("-XX:MaxRAMPercentage=")).findFirst().orElseThrow().split("=")[1]);
 
-    assertThat(Quantity.getAmountInBytes(container.getResources().getLimits().get("memory")))
-        .isEqualTo(Quantity.getAmountInBytes(new Quantity(SubrangeServer.CONTAINER_MEMORY.replace("m", "Mi"))));
-    assertThat(SubrangeServer.containerJvm()).contains("-XX:MaxRAM=" + SubrangeServer.CONTAINER_MEMORY);
+    Map<String, String> flags = finalFlags(SubrangeServer.containerJvm(repo, manifest));
+
+    assertThat(flags).containsEntry("UseSerialGC", "true");
+    assertThat(Long.parseLong(flags.get("MaxHeapSize"))).isCloseTo((long) (limit * percentage / 100),
+        Percentage.withPercentage(1));
+    assertThat(Long.parseLong(flags.get("InitialHeapSize"))).isCloseTo(limit / 64, Percentage.withPercentage(1));
   }
 
-  private static <T> T read(String manifest, Class<T> type) throws IOException {
-    try (InputStream in = Files.newInputStream(RepoLayout.locate().manifests().resolve(manifest))) {
-      return new KubernetesSerialization().unmarshal(in, type);
+  /** The JVM's final flags with {@code options} and the deployed JAVA_TOOL_OPTIONS. */
+  private static Map<String, String> finalFlags(List<String> options) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
+    command.addAll(options);
+    command.addAll(List.of("-XX:+PrintFlagsFinal", "-version"));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
+    builder.environment().put("JAVA_TOOL_OPTIONS", SubrangeServer.DEFAULT_JVM_OPTIONS);
+    Process process = builder.start();
+    Map<String, String> flags = new HashMap<>();
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+        StandardCharsets.UTF_8))) {
+      // "     bool UseSerialGC        = true        {product} {command line}"
+      out.lines().map(line -> line.trim().split("\\s+")).filter(f -> f.length >= 4 && f[2].equals("="))
+          .forEach(f -> flags.put(f[1], f[3]));
     }
+    assertThat(process.waitFor()).as("java %s", command).isZero();
+    return flags;
   }
 
   private static Set<String> options(String line) {

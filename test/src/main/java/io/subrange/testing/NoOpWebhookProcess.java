@@ -62,7 +62,7 @@ public final class NoOpWebhookProcess implements AutoCloseable {
       }
       ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
           .redirectOutput(logFile.toFile());
-      builder.environment().put("JAVA_TOOL_OPTIONS", SubrangeServer.jvmToolOptions(port));
+      builder.environment().put("JAVA_TOOL_OPTIONS", SubrangeServer.jvmToolOptions(repo, port));
       process = builder.start();
     } catch (IOException e) {
       throw new UncheckedIOException(e);

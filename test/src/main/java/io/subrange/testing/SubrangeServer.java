@@ -1,5 +1,6 @@
 package io.subrange.testing;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.IOException;
@@ -27,14 +28,17 @@ public final class SubrangeServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(SubrangeServer.class);
 
-  /** The JVM options manifests/configmap.yaml gives the container. */
-  static final String DEFAULT_JVM_OPTIONS = "-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError";
+  /** The JVM options manifests/configmap.yaml gives the containers ({@code JAVA_TOOL_OPTIONS}). */
+  static String deployedJvmOptions(RepoLayout repo) {
+    return repo.manifest("configmap.yaml", ConfigMap.class).getData().get("JAVA_TOOL_OPTIONS");
+  }
 
   /**
    * What the JVM in a pod takes from its container rather than from options, for the first
    * container of the Deployment in {@code manifests/<deployment>}: in a container the JVM takes the
-   * memory limit for the machine's memory, so its heap starts at 1/64 of it and grows to
-   * {@code MaxRAMPercentage} of it, and with less than about 2 GB it picks the Serial collector.
+   * memory limit for the machine's memory, so its heap starts at {@code InitialRAMPercentage} of
+   * it (1/64 unless set) and grows to {@code MaxRAMPercentage} of it, and with less than about 2
+   * GB it picks the Serial collector.
    * {@code -XX:MaxRAM} gives the same heap sizes on a machine with more memory; the collector has
    * to be named, as the JVM would pick G1 here. Until the twenty-fourth round (docs/performance.md)
    * the harness gave a fixed 512 MB heap, which started at 1/64 of this machine's memory and
@@ -96,7 +100,7 @@ public final class SubrangeServer implements AutoCloseable {
     command.addAll(containerJvm(repo, "reconciler".equals(env.get("SUBRANGE_ROLE")) ? "reconciler.yaml"
         : "deployment.yaml"));
     command.addAll(List.of("-jar", repo.webhookJar().toString()));
-    env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(port, env.get("SUBRANGE_ROLE")));
+    env.putIfAbsent("JAVA_TOOL_OPTIONS", jvmToolOptions(repo, port, env.get("SUBRANGE_ROLE")));
     Instant started = Instant.now();
     Process process;
     boolean tls;
@@ -125,16 +129,16 @@ public final class SubrangeServer implements AutoCloseable {
    * tells the processes' files apart). A reconciler's JVM also gets
    * {@code -Dsubrange.reconciler.jvm.options}, after those (to measure it with another JIT, say).
    */
-  static String jvmToolOptions(int port) {
-    return jvmToolOptions(port, null);
+  static String jvmToolOptions(RepoLayout repo, int port) {
+    return jvmToolOptions(repo, port, null);
   }
 
-  private static String jvmToolOptions(int port, String role) {
+  private static String jvmToolOptions(RepoLayout repo, int port, String role) {
     String jvmOptions = System.getProperty("subrange.jvm.options", "");
     if ("reconciler".equals(role)) {
       jvmOptions += " " + System.getProperty("subrange.reconciler.jvm.options", "");
     }
-    return (DEFAULT_JVM_OPTIONS + " " + jvmOptions).strip().replace("{port}", String.valueOf(port));
+    return (deployedJvmOptions(repo) + " " + jvmOptions).strip().replace("{port}", String.valueOf(port));
   }
 
   /**

@@ -2,7 +2,6 @@ package io.subrange.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.BufferedReader;
@@ -16,30 +15,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.assertj.core.data.Percentage;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class SubrangeServerTest {
 
   /**
-   * The JVMs the harness and ./run-local start get the JAVA_TOOL_OPTIONS the container gets (a
-   * JIT or trap setting tried in the harness and not deployed would otherwise measure something
-   * that runs nowhere).
-   */
-  @Test
-  void jvmOptionsAreTheDeployedOnes() {
-    ConfigMap config = RepoLayout.locate().manifest("configmap.yaml", ConfigMap.class);
-    String deployed = config.getData().get("JAVA_TOOL_OPTIONS");
-    assertThat(deployed).as("JAVA_TOOL_OPTIONS in manifests/configmap.yaml").isNotBlank();
-
-    assertThat(options(SubrangeServer.DEFAULT_JVM_OPTIONS)).isEqualTo(options(deployed));
-  }
-
-  /**
    * A harness JVM's heap and collector are a pod's (SubrangeServer#containerJvm): the JVM, given
-   * the options the harness starts it with, sizes its heap from the manifest's memory limit as it
-   * would inside that container, and collects with Serial, not the G1 it picks on this machine.
+   * the options the harness starts it with and the deployed JAVA_TOOL_OPTIONS, sizes its heap from
+   * the manifest's memory limit as it would inside that container, and collects with Serial, not
+   * the G1 it picks on this machine.
    */
   @ParameterizedTest
   @ValueSource(strings = {"deployment.yaml", "reconciler.yaml"})
@@ -47,24 +32,32 @@ class SubrangeServerTest {
     RepoLayout repo = RepoLayout.locate();
     long limit = Quantity.getAmountInBytes(repo.manifest(manifest, Deployment.class).getSpec().getTemplate()
         .getSpec().getContainers().get(0).getResources().getLimits().get("memory")).longValueExact();
-    double percentage = Double.parseDouble(options(SubrangeServer.DEFAULT_JVM_OPTIONS).stream()
-        .filter(o -> o.startsWith("-XX:MaxRAMPercentage=")).findFirst().orElseThrow().split("=")[1]);
+    String deployed = SubrangeServer.deployedJvmOptions(repo);
+    assertThat(deployed).as("JAVA_TOOL_OPTIONS in manifests/configmap.yaml").isNotBlank();
 
-    Map<String, String> flags = finalFlags(SubrangeServer.containerJvm(repo, manifest));
+    Map<String, String> flags = finalFlags(SubrangeServer.containerJvm(repo, manifest), deployed);
 
     assertThat(flags).containsEntry("UseSerialGC", "true");
-    assertThat(Long.parseLong(flags.get("MaxHeapSize"))).isCloseTo((long) (limit * percentage / 100),
-        Percentage.withPercentage(1));
-    assertThat(Long.parseLong(flags.get("InitialHeapSize"))).isCloseTo(limit / 64, Percentage.withPercentage(1));
+    assertThat(Long.parseLong(flags.get("MaxHeapSize")))
+        .isCloseTo((long) (limit * percentage(deployed, "MaxRAMPercentage", 25) / 100), Percentage.withPercentage(1));
+    assertThat(Long.parseLong(flags.get("InitialHeapSize")))
+        .isCloseTo((long) (limit * percentage(deployed, "InitialRAMPercentage", 100 / 64.0) / 100),
+            Percentage.withPercentage(1));
   }
 
-  /** The JVM's final flags with {@code options} and the deployed JAVA_TOOL_OPTIONS. */
-  private static Map<String, String> finalFlags(List<String> options) throws Exception {
+  /** {@code -XX:<name>=N} among {@code options}, or the JVM's default. */
+  private static double percentage(String options, String name, double jvmDefault) {
+    return options(options).stream().filter(o -> o.startsWith("-XX:" + name + "=")).findFirst()
+        .map(o -> Double.parseDouble(o.substring(o.indexOf('=') + 1))).orElse(jvmDefault);
+  }
+
+  /** The JVM's final flags with {@code options} and {@code toolOptions} as JAVA_TOOL_OPTIONS. */
+  private static Map<String, String> finalFlags(List<String> options, String toolOptions) throws Exception {
     List<String> command = new ArrayList<>(List.of(Processes.javaExecutable()));
     command.addAll(options);
     command.addAll(List.of("-XX:+PrintFlagsFinal", "-version"));
     ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
-    builder.environment().put("JAVA_TOOL_OPTIONS", SubrangeServer.DEFAULT_JVM_OPTIONS);
+    builder.environment().put("JAVA_TOOL_OPTIONS", toolOptions);
     Process process = builder.start();
     Map<String, String> flags = new HashMap<>();
     try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),

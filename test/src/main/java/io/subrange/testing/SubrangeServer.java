@@ -30,7 +30,12 @@ public final class SubrangeServer implements AutoCloseable {
 
   /** The JVM options manifests/configmap.yaml gives the containers ({@code JAVA_TOOL_OPTIONS}). */
   static String deployedJvmOptions(RepoLayout repo) {
-    return repo.manifest("configmap.yaml", ConfigMap.class).getData().get("JAVA_TOOL_OPTIONS");
+    String options = repo.manifest("configmap.yaml", ConfigMap.class).getData().get("JAVA_TOOL_OPTIONS");
+    if (options == null || options.isBlank()) {
+      throw new IllegalStateException(
+          "manifests/configmap.yaml has no JAVA_TOOL_OPTIONS for the harness to give its JVMs");
+    }
+    return options;
   }
 
   /**

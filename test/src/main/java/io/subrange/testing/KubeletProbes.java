@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Probe;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -105,8 +104,7 @@ public final class KubeletProbes implements AutoCloseable {
    */
   public static List<HttpProbe> declared(RepoLayout repo, String file) {
     Path manifest = repo.manifests().resolve(file);
-    Container container = repo.manifest(file, Deployment.class).getSpec().getTemplate().getSpec().getContainers()
-        .get(0);
+    Container container = repo.deployedContainer(file);
     List<HttpProbe> probes = new ArrayList<>();
     add(probes, STARTUP, container.getStartupProbe(), manifest);
     add(probes, "liveness", container.getLivenessProbe(), manifest);

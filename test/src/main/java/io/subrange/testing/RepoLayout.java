@@ -1,5 +1,7 @@
 package io.subrange.testing;
 
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.io.InputStream;
@@ -62,5 +64,10 @@ public final class RepoLayout {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** The (first) container of the pod the Deployment in {@code manifests/<file>} runs. */
+  public Container deployedContainer(String file) {
+    return manifest(file, Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
   }
 }

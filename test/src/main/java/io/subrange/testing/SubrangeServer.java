@@ -2,7 +2,6 @@ package io.subrange.testing;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -50,8 +49,7 @@ public final class SubrangeServer implements AutoCloseable {
    * collected far less often than a pod does.
    */
   static List<String> containerJvm(RepoLayout repo, String deployment) {
-    Quantity limit = repo.manifest(deployment, Deployment.class).getSpec().getTemplate().getSpec().getContainers()
-        .get(0).getResources().getLimits().get("memory");
+    Quantity limit = repo.deployedContainer(deployment).getResources().getLimits().get("memory");
     return List.of("-XX:+UseSerialGC", "-XX:MaxRAM=" + Quantity.getAmountInBytes(limit).toBigIntegerExact());
   }
 

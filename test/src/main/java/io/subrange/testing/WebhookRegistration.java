@@ -120,7 +120,6 @@ public final class WebhookRegistration {
         .build();
   }
 
-
   /**
    * The API server picks up webhook configurations asynchronously; wait until a server-side
    * dry-run create of a Service reaches subrange (which keeps nothing for dry runs).

@@ -3,7 +3,6 @@ package io.subrange.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -54,8 +53,8 @@ class SubrangeServerTest {
   @ValueSource(strings = {"deployment.yaml", "reconciler.yaml"})
   void harnessJvmsGetThePodsHeapAndCollector(String manifest) throws Exception {
     RepoLayout repo = RepoLayout.locate();
-    long limit = Quantity.getAmountInBytes(repo.manifest(manifest, Deployment.class).getSpec().getTemplate()
-        .getSpec().getContainers().get(0).getResources().getLimits().get("memory")).longValueExact();
+    long limit = Quantity.getAmountInBytes(repo.deployedContainer(manifest).getResources().getLimits().get("memory"))
+        .longValueExact();
     String deployed = SubrangeServer.deployedJvmOptions(repo);
 
     Map<String, String> flags = finalFlags(SubrangeServer.containerJvm(repo, manifest), deployed);

@@ -324,6 +324,9 @@ final class CostScenario {
         System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),
             reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
+        System.out.printf("   %-11s by thread, wake-ups per create: webhooks: %s; reconciler: %s%n", "",
+            webhookThreadsAfter.describeWakeUpsSince(webhookThreads, report.created()),
+            reconcilerThreadsAfter.describeWakeUpsSince(reconcilerThreads, report.created()));
         System.out.printf("   %-11s reconciler passes in it: %s%n", "", passesAfter.since(passesBefore));
         System.out.printf("   %-11s creates that waited for a batch reserved ahead: %s%n", "",
             waitsAfter.since(waitsBefore));

@@ -24,6 +24,12 @@ import java.util.stream.Collectors;
  * fabric8's executor lets idle threads go after a minute, so both can land there. Each thread's
  * time is whole ticks (10 ms), so that figure is within a few hundredths of a millisecond per
  * create.
+ *
+ * <p>Beside the CPU it counts each thread's wake-ups: the times it went to sleep (parked, waiting
+ * in epoll, blocked on I/O) and was woken again, the kernel's {@code voluntary_ctxt_switches}. On
+ * this shared virtual machine a wake-up costs tens of microseconds and leaves the thread running
+ * on cold caches (docs/performance.md, "Twenty-second round"), so work that arrives a message at a
+ * time costs more than its code's own time; this says how many each kind of thread paid per create.
  */
 final class ThreadCpu {
 
@@ -32,6 +38,7 @@ final class ThreadCpu {
   static final String ENDED = "threads that ended";
   /** The compiler threads, C1's and C2's. */
   static final String JIT = "JIT";
+  private static final String WAKE_UPS = "voluntary_ctxt_switches:";
 
   /** What the threads do, by the start of their names (as the kernel keeps them: 15 characters). */
   private static final List<Map.Entry<String, String>> KINDS = List.of(
@@ -46,8 +53,15 @@ final class ThreadCpu {
       Map.entry("VM Periodic", "JVM"),
       Map.entry("GC ", "JVM"));
 
-  /** One thread (or process) as last read: what it does, the CPU it has used, when it started. */
-  private record Used(String kind, long ticks, long started) {
+  /**
+   * One thread (or process) as last read: what it does, the CPU it has used, when it started, how
+   * often it has been woken (0 for a process's own account, which is only read for its CPU).
+   */
+  private record Used(String kind, long ticks, long started, long wakeUps) {
+
+    Used withWakeUps(long wakeUps) {
+      return new Used(kind, ticks, started, wakeUps);
+    }
   }
 
   /** A thread: its process, its id, and when it started (ids are reused). */
@@ -78,6 +92,7 @@ final class ThreadCpu {
         for (Path task : tasks) {
           Used used = read(task.resolve("stat"));
           if (used != null) {
+            used = used.withWakeUps(wakeUps(task.resolve("status")));
             threads.put(new ThreadId(process.pid(), task.getFileName().toString(), used.started()), used);
           }
         }
@@ -106,10 +121,24 @@ final class ThreadCpu {
     try {
       // fields[0] is the state (stat's third field); utime and stime are stat's 14th and 15th fields, starttime its 22nd.
       return new Used(kindOf(name), Long.parseLong(fields[11]) + Long.parseLong(fields[12]),
-          Long.parseLong(fields[19]));
+          Long.parseLong(fields[19]), 0);
     } catch (RuntimeException e) {
       return null;  // a line not as documented: this thread is left out, the others still count
     }
+  }
+
+  /** A status file's {@code voluntary_ctxt_switches}; 0 when it cannot be read (the thread ended). */
+  static long wakeUps(Path status) {
+    try {
+      for (String line : Files.readAllLines(status)) {
+        if (line.startsWith(WAKE_UPS)) {
+          return Long.parseLong(line.substring(WAKE_UPS.length()).strip());
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // the thread ended meanwhile, or a line not as documented: it adds nothing
+    }
+    return 0;
   }
 
   static String kindOf(String threadName) {
@@ -162,6 +191,33 @@ final class ThreadCpu {
     byKind.put(ENDED, ended);
     Map<String, Double> perCreate = new LinkedHashMap<>();
     byKind.forEach((kind, ticks) -> perCreate.put(kind, ticks * MILLIS_PER_TICK / creates));
+    return perCreate;
+  }
+
+  /**
+   * "serving 1.10, API client I/O 0.95, ..." wake-ups per create since {@code before} by kind of
+   * thread, the most first; threads that ended in between are not counted. "" if unknown.
+   */
+  String describeWakeUpsSince(ThreadCpu before, long creates) {
+    return wakeUpsPerCreateSince(before, creates).entrySet().stream()
+        .filter(e -> e.getValue() >= 0.005)
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .map(e -> String.format("%s %.2f", e.getKey(), e.getValue()))
+        .collect(Collectors.joining(", "));
+  }
+
+  /** Wake-ups per create since {@code before} by kind of thread, of the threads alive in both samples or started since. */
+  Map<String, Double> wakeUpsPerCreateSince(ThreadCpu before, long creates) {
+    if (creates <= 0 || threads.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, Long> byKind = new LinkedHashMap<>();
+    threads.forEach((id, now) -> {
+      Used then = before.threads.get(id);
+      byKind.merge(now.kind(), now.wakeUps() - (then == null ? 0 : then.wakeUps()), Long::sum);
+    });
+    Map<String, Double> perCreate = new LinkedHashMap<>();
+    byKind.forEach((kind, wakeUps) -> perCreate.put(kind, (double) wakeUps / creates));
     return perCreate;
   }
 }

@@ -9,12 +9,14 @@ import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
 
 class ThreadCpuTest {
 
@@ -64,6 +66,66 @@ class ThreadCpuTest {
     assertThat(ended.find()).as(described).isTrue();
     // its 300 ms, less rounding: the process's and each live thread's times are whole ticks apiece
     assertThat(Double.parseDouble(ended.group(1))).isGreaterThanOrEqualTo(250.0);
+  }
+
+  /**
+   * A thread that sleeps and is woken 200 times shows at least 200 wake-ups under its kind
+   * ("subrange-store-…": store), and one that only burns CPU next to it adds none of its own there.
+   */
+  @Test
+  @EnabledOnOs(OS.LINUX)
+  void aThreadsWakeUpsAreCountedUnderItsKind() throws InterruptedException {
+    List<ProcessHandle> self = List.of(ProcessHandle.current());
+    CountDownLatch sampled = new CountDownLatch(1);
+    CountDownLatch slept = new CountDownLatch(1);
+    CountDownLatch resampled = new CountDownLatch(1);
+    Thread sleeper = new Thread(() -> {
+      try {
+        sampled.await();
+        for (int i = 0; i < 200; i++) {
+          Thread.sleep(1);
+        }
+        slept.countDown();
+        resampled.await();  // alive until sampled again: an ended thread's wake-ups are not counted
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "subrange-store-test");
+    sleeper.start();
+    awaitTaskNamed("subrange-store-");
+    ThreadCpu before = ThreadCpu.sample(self);
+    sampled.countDown();
+    slept.await();
+    ThreadCpu after = ThreadCpu.sample(self);
+    resampled.countDown();
+    sleeper.join();
+    double store = after.wakeUpsPerCreateSince(before, 1).getOrDefault("store", 0.0);
+    assertThat(store).as(after.describeWakeUpsSince(before, 1)).isGreaterThanOrEqualTo(200.0);
+    assertThat(after.wakeUpsPerCreateSince(before, 100).get("store")).isEqualTo(store / 100);
+  }
+
+  @Test
+  void wakeUpsAreReadFromTheStatusFile(@TempDir Path dir) throws IOException {
+    Path status = dir.resolve("status");
+    Files.writeString(status, "Name:\tjava\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t4711\n"
+        + "nonvoluntary_ctxt_switches:\t12\n");
+    assertThat(ThreadCpu.wakeUps(status)).isEqualTo(4711);
+    assertThat(ThreadCpu.wakeUps(dir.resolve("gone"))).isZero();
+  }
+
+  private static void awaitTaskNamed(String prefix) throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+        if (tasks.anyMatch(task -> comm(task).startsWith(prefix))) {
+          return;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      Thread.sleep(5);
+    }
+    throw new AssertionError("no OS thread named " + prefix + "… within 5 s");
   }
 
   /**

@@ -300,8 +300,8 @@ public final class AllocationReconciler {
     batch.forEach((uid, change) -> cluster.service(change.key())
         .filter(service -> uid.equals(service.getMetadata().getUid())).ifPresent(services::add));
     for (Service service : sorted(services)) {
-      Carried.clusterIps(service).forEach(ip -> ipOwners.computeIfAbsent(ip, k -> sorted(cluster.carrying(ip))));
-      Carried.nodePorts(service).forEach(p -> portOwners.computeIfAbsent(p, k -> sorted(cluster.carryingNodePort(p))));
+      Carried.clusterIps(service).forEach(ip -> addCarriers(ipOwners, ip, cluster::carrying));
+      Carried.nodePorts(service).forEach(p -> addCarriers(portOwners, p, cluster::carryingNodePort));
     }
     // A little before where the last pass looked: the records' times come from other processes' clocks.
     long from = leaksSweptUpTo == Long.MIN_VALUE ? Long.MIN_VALUE : leaksSweptUpTo - CLOCK_SLACK_SECONDS;
@@ -311,6 +311,24 @@ public final class AllocationReconciler {
     settle(batch, done);
     if (done) {
       leaksSweptUpTo = now - grace.toSeconds();
+    }
+  }
+
+  /**
+   * Adds who carries {@code value} now, oldest first, unless known already or nobody does. The
+   * Service this pass took from the cache can be updated or deleted by the informer before the
+   * index is asked (Services come and go all the time under load): the index then has no carrier,
+   * the event that changed it is the next pass's or a release's business, and there is nothing to
+   * repair here. Left in, the empty list failed the whole pass (seen in the load harness: "Index 0
+   * out of bounds for length 0", over and over while a warm-up round's deletes went by).
+   */
+  private static <V> void addCarriers(Map<V, List<Service>> owners, V value, Function<V, List<Service>> carriersNow) {
+    if (owners.containsKey(value)) {
+      return;
+    }
+    List<Service> carriers = sorted(carriersNow.apply(value));
+    if (!carriers.isEmpty()) {
+      owners.put(value, carriers);
     }
   }
 

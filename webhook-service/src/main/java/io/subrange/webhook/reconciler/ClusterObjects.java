@@ -15,8 +15,10 @@ import java.util.Optional;
 /**
  * The reconciler's view of the objects that carry allocations: informers on every Service and
  * every Node. Their caches are what the store is compared with; their events drive releases.
+ *
+ * <p>Not final: a test stands in for the index at a moment the informer changed it.
  */
-public final class ClusterObjects implements AutoCloseable {
+public class ClusterObjects implements AutoCloseable {
 
   private final SharedIndexInformer<Service> services;
   private final SharedIndexInformer<Node> nodes;

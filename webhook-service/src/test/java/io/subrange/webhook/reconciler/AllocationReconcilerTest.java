@@ -203,6 +203,47 @@ class AllocationReconcilerTest {
     assertThat(metrics.passes("full")).isEqualTo(2);
   }
 
+  /**
+   * The informer can change a Service between the pass taking it from the cache and asking the
+   * index who carries its values: then nobody does, and the pass goes on without it. It failed
+   * whole before ("Index 0 out of bounds for length 0", again and again in the load harness).
+   */
+  @Test
+  void aPassOverChangesGoesOnWhenAServiceChangedUnderIt() {
+    IpAddress moved = IpAddress.parse("10.96.0.10");
+    ClusterObjects changing = new ClusterObjects(client) {
+      @Override
+      public List<Service> carrying(IpAddress address) {
+        // as if web were updated away from its address after the pass took it from the cache
+        return address.equals(moved) ? List.of() : super.carrying(address);
+      }
+    };
+    try {
+      AllocationReconciler reconciling = new AllocationReconciler(store, rebuildable, changing,
+          new RepairEvents(client), metrics, PORTS, Duration.ofSeconds(60), Duration.ofMinutes(3), clock, () -> true,
+          client, IpFamily.IPV4);
+      changing.start();
+      await().atMost(Duration.ofSeconds(10)).until(changing::synced);
+      reconciling.rebuildMissing();
+      reconciling.compare();  // the full comparison: later passes look at what changed
+      service("default", "web", "10.96.0.10", 30010);
+      service("default", "api", "10.96.0.11", null);
+      await().atMost(Duration.ofSeconds(10)).until(() -> changing.services().size() == 2);
+      clock.advance(Duration.ofSeconds(10));
+
+      reconciling.compare();
+
+      assertThat(metrics.passes("changes")).isEqualTo(1);
+      assertThat(store.holderOf(IpAddress.parse("10.96.0.11"))).as("the rest of the pass happened")
+          .get().extracting(Holder::name).isEqualTo("api");
+      assertThat(store.holderOfNodePort(30010)).as("web's NodePort, which the index still shows")
+          .get().extracting(Holder::name).isEqualTo("web");
+      assertThat(store.holderOf(moved)).as("nobody carries it now, as far as the pass can tell").isEmpty();
+    } finally {
+      changing.close();
+    }
+  }
+
   /** A release that failed (the API server unavailable, say) is tried again by the next pass. */
   @Test
   void aReleaseThatFailedIsTriedAgainByTheNextPass() {

@@ -48,16 +48,21 @@ public final class ReplicatedCluster implements AutoCloseable {
    * @param leaseDuration {@code SUBRANGE_RECONCILER_LEASE_DURATION}
    * @param webhookKubeconfig the kubeconfig the webhook replicas use (a proxy in front of the API
    *     server), or null for the direct one
-   * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (64 in
-   *     manifests/, 0: none)
+   * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (as
+   *     manifests/deployment.yaml sets it unless changed; 0: none)
    */
   public record Settings(int webhooks, String serviceCidrs, String podCidrs, Duration orphanGrace,
       Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig, int reserveAhead) {
 
-    /** Three replicas, the product's defaults for grace and intervals. */
+    /** Three replicas, the product's defaults for grace and intervals, values reserved ahead as deployed. */
     public static Settings defaults() {
       return new Settings(3, "10.96.0.0/20", "10.244.0.0/16", Duration.ofSeconds(60), Duration.ofSeconds(10),
-          Duration.ofSeconds(15), null, 64);
+          Duration.ofSeconds(15), null, deployedReserveAhead(RepoLayout.locate()));
+    }
+
+    /** What manifests/deployment.yaml reserves ahead per batch, so the harness runs what is deployed. */
+    static int deployedReserveAhead(RepoLayout repo) {
+      return Integer.parseInt(repo.deployedEnv("deployment.yaml", "SUBRANGE_KUBERNETES_RESERVE_AHEAD"));
     }
 
     /** {@code SUBRANGE_SERVICE_CIDRS}, e.g. the API server's own --service-cluster-ip-range. */

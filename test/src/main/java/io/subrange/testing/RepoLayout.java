@@ -1,6 +1,7 @@
 package io.subrange.testing;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
@@ -64,6 +65,16 @@ public final class RepoLayout {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * The value the first container of the Deployment in {@code manifests/<file>} gives the
+   * environment variable {@code name}; a clear error when it sets none.
+   */
+  public String deployedEnv(String file, String name) {
+    return deployedContainer(file).getEnv().stream().filter(env -> name.equals(env.getName()))
+        .map(EnvVar::getValue).filter(value -> value != null && !value.isBlank()).findFirst()
+        .orElseThrow(() -> new IllegalStateException("manifests/" + file + " sets no " + name));
   }
 
   /** The (first) container of the pod the Deployment in {@code manifests/<file>} runs. */

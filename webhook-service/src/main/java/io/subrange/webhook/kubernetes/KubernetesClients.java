@@ -41,10 +41,22 @@ public final class KubernetesClients {
 
   /** A client for {@code config}. */
   public static KubernetesClient build(Config config) {
+    return build(config, new EventThread());
+  }
+
+  /**
+   * A client for {@code config} whose watch events are decoded and handled on the I/O thread that
+   * read them ({@link OnTheIoThread}): only for informers whose handlers never block.
+   */
+  public static KubernetesClient forHandlersThatNeverBlock(Config config) {
+    return build(config, new OnTheIoThread());
+  }
+
+  private static KubernetesClient build(Config config, KubernetesClientBuilder.ExecutorSupplier tasks) {
     Config effective = withoutFruitlessRefresh(config);
     return new KubernetesClientBuilder().withConfig(effective)
         .withHttpClientFactory(new OpenSslClientFactory(effective))
-        .withTaskExecutorSupplier(new EventThread())
+        .withTaskExecutorSupplier(tasks)
         .withKubernetesSerialization(new ClientSerialization())
         .build();
   }

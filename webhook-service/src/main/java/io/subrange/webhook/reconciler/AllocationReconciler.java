@@ -645,7 +645,11 @@ public final class AllocationReconciler {
 
   // ---- events -------------------------------------------------------------------------------
 
-  /** Service events: releases what a delete or an update freed. */
+  /**
+   * Service events: releases what a delete or an update freed. They run on the Service client's
+   * I/O thread ({@link ClusterObjects}) and must never block: they note the change, read the
+   * informer's index and hand releases to the store, whose answers come on its committer.
+   */
   private final class ServiceEvents implements ResourceEventHandler<Service> {
 
     @Override

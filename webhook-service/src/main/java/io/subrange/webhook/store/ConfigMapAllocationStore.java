@@ -183,11 +183,14 @@ public final class ConfigMapAllocationStore implements AllocationStore, Rebuilda
   /**
    * The store's own client made from the shared one: no retries inside the client (the committer
    * retries, and a retried write must use a new resourceVersion), and requests that give up
-   * within {@link #requestTimeout}.
+   * within {@link #requestTimeout}. Its one informer's handler ({@link StoredShards#watch}) only
+   * records which shards changed and wakes the committer, so its events are handled on the I/O
+   * thread that read them ({@link KubernetesClients#forHandlersThatNeverBlock}); whatever is added
+   * to it must not block either.
    */
   public static KubernetesClient clientFor(KubernetesClient shared, Duration budget) {
     int timeout = (int) requestTimeout(budget).toMillis();
-    return KubernetesClients.build(new ConfigBuilder(shared.getConfiguration())
+    return KubernetesClients.forHandlersThatNeverBlock(new ConfigBuilder(shared.getConfiguration())
         .withRequestRetryBackoffLimit(0)
         .withRequestTimeout(timeout)
         .withConnectionTimeout(timeout)

@@ -357,7 +357,11 @@ final class StoredShards {
     }
   }
 
-  /** The watch on the shards: another writer's change makes its kind load again; {@code wake} tells the committer. */
+  /**
+   * The watch on the shards: another writer's change makes its kind load again; {@code wake} tells
+   * the committer. It runs on the store client's I/O thread and must never block (see
+   * ConfigMapAllocationStore#clientFor): it records, compares and wakes, nothing more.
+   */
   ResourceEventHandler<ConfigMap> watch(Runnable wake) {
     return new ResourceEventHandler<>() {
 

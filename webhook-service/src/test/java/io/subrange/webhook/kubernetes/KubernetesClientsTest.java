@@ -148,6 +148,42 @@ class KubernetesClientsTest {
     assertThat(threads.iterator().next()).startsWith("subrange-events-");
   }
 
+  /**
+   * A client for handlers that never block decodes and handles its watch events on the I/O
+   * thread that read them: no event thread to wake.
+   */
+  @Test
+  void handlersThatNeverBlockRunOnTheIoThread() {
+    Set<String> threads = ConcurrentHashMap.newKeySet();
+    Set<String> seen = ConcurrentHashMap.newKeySet();
+    try (KubernetesClient client = KubernetesClients.forHandlersThatNeverBlock(mockClient.getConfiguration())) {
+      SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace("default").runnableInformer(0);
+      informer.addEventHandler(new ResourceEventHandler<>() {
+        @Override
+        public void onAdd(ConfigMap object) {
+          threads.add(Thread.currentThread().getName());
+          seen.add(object.getMetadata().getName());
+        }
+
+        @Override
+        public void onUpdate(ConfigMap before, ConfigMap after) {
+        }
+
+        @Override
+        public void onDelete(ConfigMap object, boolean finalStateUnknown) {
+        }
+      });
+      informer.start().toCompletableFuture().join();
+      for (int i = 0; i < 20; i++) {
+        mockClient.configMaps().inNamespace("default")
+            .resource(new ConfigMapBuilder().withNewMetadata().withName("io" + i).endMetadata().build()).create();
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 20);
+      informer.stop();
+    }
+    assertThat(threads).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("vert.x-eventloop"));
+  }
+
   /** A kubeconfig whose user has a client certificate and key, no token. */
   private Path certificateKubeconfig() throws Exception {
     Path key = dir.resolve("client.key");

@@ -46,6 +46,7 @@ final class ThreadCpu {
       Map.entry("subrange-store", "store"),  // the committer and the shard writer
       Map.entry("subrange-events", "watch events"),  // the API clients' event threads: informers, handlers
       Map.entry("subrange-reconc", "reconciler passes"),
+      // Also the watch events of the clients whose handlers run where they are read (OnTheIoThread).
       Map.entry("vert.x-eventloo", "API client I/O"),
       Map.entry("C1 CompilerThre", JIT),
       Map.entry("C2 CompilerThre", JIT),

@@ -115,37 +115,11 @@ class KubernetesClientsTest {
 
   @Test
   void watchEventsReachTheirHandlersOnTheClientsOneEventThread() {
-    Set<String> threads = ConcurrentHashMap.newKeySet();
-    Set<String> seen = ConcurrentHashMap.newKeySet();
     try (KubernetesClient client = KubernetesClients.build(mockClient.getConfiguration())) {
-      SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace("default").runnableInformer(0);
-      informer.addEventHandler(new ResourceEventHandler<>() {
-        @Override
-        public void onAdd(ConfigMap object) {
-          threads.add(Thread.currentThread().getName());
-          seen.add(object.getMetadata().getName());
-        }
-
-        @Override
-        public void onUpdate(ConfigMap before, ConfigMap after) {
-          threads.add(Thread.currentThread().getName());
-        }
-
-        @Override
-        public void onDelete(ConfigMap object, boolean finalStateUnknown) {
-          threads.add(Thread.currentThread().getName());
-        }
-      });
-      informer.start().toCompletableFuture().join();
-      for (int i = 0; i < 20; i++) {
-        mockClient.configMaps().inNamespace("default")
-            .resource(new ConfigMapBuilder().withNewMetadata().withName("c" + i).endMetadata().build()).create();
-      }
-      await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 20);
-      informer.stop();
+      Set<String> threads = threadsThatHandleTwentyAdds(client, "c");
+      assertThat(threads).hasSize(1);
+      assertThat(threads.iterator().next()).startsWith("subrange-events-");
     }
-    assertThat(threads).hasSize(1);
-    assertThat(threads.iterator().next()).startsWith("subrange-events-");
   }
 
   /**
@@ -154,34 +128,45 @@ class KubernetesClientsTest {
    */
   @Test
   void handlersThatNeverBlockRunOnTheIoThread() {
+    try (KubernetesClient client = KubernetesClients.forHandlersThatNeverBlock(mockClient.getConfiguration())) {
+      assertThat(threadsThatHandleTwentyAdds(client, "io"))
+          .isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("vert.x-eventloop"));
+    }
+  }
+
+  /**
+   * Creates twenty ConfigMaps named {@code prefix0..19} while an informer of {@code client} watches;
+   * the names of the threads its handler ran on, for every event it got.
+   */
+  private Set<String> threadsThatHandleTwentyAdds(KubernetesClient client, String prefix) {
     Set<String> threads = ConcurrentHashMap.newKeySet();
     Set<String> seen = ConcurrentHashMap.newKeySet();
-    try (KubernetesClient client = KubernetesClients.forHandlersThatNeverBlock(mockClient.getConfiguration())) {
-      SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace("default").runnableInformer(0);
-      informer.addEventHandler(new ResourceEventHandler<>() {
-        @Override
-        public void onAdd(ConfigMap object) {
-          threads.add(Thread.currentThread().getName());
-          seen.add(object.getMetadata().getName());
-        }
-
-        @Override
-        public void onUpdate(ConfigMap before, ConfigMap after) {
-        }
-
-        @Override
-        public void onDelete(ConfigMap object, boolean finalStateUnknown) {
-        }
-      });
-      informer.start().toCompletableFuture().join();
-      for (int i = 0; i < 20; i++) {
-        mockClient.configMaps().inNamespace("default")
-            .resource(new ConfigMapBuilder().withNewMetadata().withName("io" + i).endMetadata().build()).create();
+    SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace("default").runnableInformer(0);
+    informer.addEventHandler(new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(ConfigMap object) {
+        threads.add(Thread.currentThread().getName());
+        seen.add(object.getMetadata().getName());
       }
-      await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 20);
-      informer.stop();
+
+      @Override
+      public void onUpdate(ConfigMap before, ConfigMap after) {
+        threads.add(Thread.currentThread().getName());
+      }
+
+      @Override
+      public void onDelete(ConfigMap object, boolean finalStateUnknown) {
+        threads.add(Thread.currentThread().getName());
+      }
+    });
+    informer.start().toCompletableFuture().join();
+    for (int i = 0; i < 20; i++) {
+      mockClient.configMaps().inNamespace("default")
+          .resource(new ConfigMapBuilder().withNewMetadata().withName(prefix + i).endMetadata().build()).create();
     }
-    assertThat(threads).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("vert.x-eventloop"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 20);
+    informer.stop();
+    return threads;
   }
 
   /** A kubeconfig whose user has a client certificate and key, no token. */

@@ -324,6 +324,10 @@ final class CostScenario {
         System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeSince(webhookThreads, report.created()),
             reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
+        if (webhooks.size() > 1) {
+          System.out.printf("   %-11s each webhook replica, ms CPU per create: %s%n", "",
+              webhookThreadsAfter.describeEachProcessSince(webhookThreads, report.created()));
+        }
         System.out.printf("   %-11s by thread, wake-ups per create: webhooks: %s; reconciler: %s%n", "",
             webhookThreadsAfter.describeWakeUpsSince(webhookThreads, report.created()),
             reconcilerThreadsAfter.describeWakeUpsSince(reconcilerThreads, report.created()));

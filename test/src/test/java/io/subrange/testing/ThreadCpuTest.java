@@ -51,6 +51,42 @@ class ThreadCpuTest {
     assertThat(Double.parseDouble(other.group(1))).isGreaterThanOrEqualTo(280.0);
   }
 
+  /**
+   * Per process: 300 ms burnt on a serving thread ("reactor-http-…") count in the process's total
+   * and under serving; a process the earlier sample did not have is left out.
+   */
+  @Test
+  @EnabledOnOs(OS.LINUX)
+  void eachProcessIsDescribedWithItsServingThreads() throws InterruptedException {
+    List<ProcessHandle> self = List.of(ProcessHandle.current());
+    ThreadCpu before = ThreadCpu.sample(self);
+    CountDownLatch burnt = new CountDownLatch(1);
+    CountDownLatch sampled = new CountDownLatch(1);
+    Thread serving = new Thread(() -> {
+      burn(300_000_000L);
+      burnt.countDown();
+      try {
+        sampled.await();  // alive until sampled: an ended thread's CPU counts only in its process's total
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "reactor-http-test");
+    serving.start();
+    burnt.await();
+    ThreadCpu after = ThreadCpu.sample(self);
+    sampled.countDown();
+    serving.join();
+    String described = after.describeEachProcessSince(before, 1);
+    Matcher process = Pattern.compile("^(\\d+\\.\\d+) \\(serving (\\d+\\.\\d+), JIT (\\d+\\.\\d+)\\)$")
+        .matcher(described);
+    assertThat(process.find()).as(described).isTrue();
+    double total = Double.parseDouble(process.group(1));
+    double servingMillis = Double.parseDouble(process.group(2));
+    assertThat(servingMillis).as(described).isGreaterThanOrEqualTo(280.0);
+    assertThat(total).as(described).isGreaterThanOrEqualTo(servingMillis);
+    assertThat(after.describeEachProcessSince(ThreadCpu.sample(List.of()), 1)).isEmpty();
+  }
+
   /** A thread that starts and ends between two samples still counts, as one that ended. */
   @Test
   @EnabledOnOs(OS.LINUX)

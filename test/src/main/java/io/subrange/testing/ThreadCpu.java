@@ -198,7 +198,7 @@ final class ThreadCpu {
 
   /**
    * Each process's ms of CPU per create since {@code before}, in the order they were sampled,
-   * with what its serving and compiler threads took: "1.38 (serving 0.57, JIT 0.65), 0.30
+   * with what its serving and compiler threads took: "1.38 (serving 0.56, JIT 0.65), 0.30
    * (serving 0.17, JIT 0.03)". The API server's webhook client reuses its busiest connections
    * first, and the balancer hands out connections, not calls, so replicas need not share the
    * calls evenly; this shows how they did, and whose compiler was still busy. Processes missing

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -199,31 +198,34 @@ final class ThreadCpu {
   /**
    * Each process's ms of CPU per create since {@code before}, in the order they were sampled,
    * with what its serving and compiler threads took: "1.38 (serving 0.56, JIT 0.65), 0.30
-   * (serving 0.17, JIT 0.03)". The API server's webhook client reuses its busiest connections
-   * first, and the balancer hands out connections, not calls, so replicas need not share the
-   * calls evenly; this shows how they did, and whose compiler was still busy. Processes missing
-   * from either sample are left out; "" if none is in both.
+   * (serving 0.17, JIT 0.03)". The balancer hands out connections, not calls, and the API
+   * server's webhook client reuses its most recently used idle connection first, so replicas
+   * need not share the calls evenly; this shows how they did, and whose compiler was still busy.
+   * Processes missing from either sample are left out; "" if none is in both.
    */
   String describeEachProcessSince(ThreadCpu before, long creates) {
-    if (creates <= 0) {
-      return "";
-    }
-    Map<Long, Map<String, Long>> byProcess = new LinkedHashMap<>();
-    threads.forEach((id, now) -> {
-      Used then = before.threads.get(id);
-      byProcess.computeIfAbsent(id.pid(), pid -> new LinkedHashMap<>())
-          .merge(now.kind(), now.ticks() - (then == null ? 0 : then.ticks()), Long::sum);
-    });
-    List<String> described = new ArrayList<>();
-    processTicks.forEach((pid, ticks) -> {
-      Long then = before.processTicks.get(pid);
-      if (then != null) {
-        Map<String, Long> kinds = byProcess.getOrDefault(pid, Map.of());
-        described.add(String.format("%.2f (serving %.2f, JIT %.2f)", millis(ticks - then, creates),
-            millis(kinds.getOrDefault("serving", 0L), creates), millis(kinds.getOrDefault(JIT, 0L), creates)));
+    return processTicks.keySet().stream()
+        .filter(before.processTicks::containsKey)
+        .map(pid -> {
+          // By kind, with its ended threads: together, all the process used.
+          Map<String, Double> kinds = of(pid).millisPerCreateSince(before.of(pid), creates);
+          return String.format("%.2f (serving %.2f, JIT %.2f)",
+              kinds.values().stream().mapToDouble(Double::doubleValue).sum(),
+              kinds.getOrDefault("serving", 0.0), kinds.getOrDefault(JIT, 0.0));
+        })
+        .collect(Collectors.joining(", "));
+  }
+
+  /** This sample of one process alone. */
+  private ThreadCpu of(long pid) {
+    Map<ThreadId, Used> itsThreads = new LinkedHashMap<>();
+    threads.forEach((id, used) -> {
+      if (id.pid() == pid) {
+        itsThreads.put(id, used);
       }
     });
-    return String.join(", ", described);
+    Long ticks = processTicks.get(pid);
+    return new ThreadCpu(itsThreads, ticks == null ? Map.of() : Map.of(pid, ticks));
   }
 
   private static double millis(long ticks, long creates) {

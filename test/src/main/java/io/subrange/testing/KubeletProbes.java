@@ -4,9 +4,11 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Probe;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -14,8 +16,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,6 +59,13 @@ public final class KubeletProbes implements AutoCloseable {
    */
   static final Duration SCRAPE_INTERVAL = Duration.ofSeconds(30);
 
+  /** The name both manifests give the metrics port. */
+  private static final String METRICS = "metrics";
+
+  /** Prometheus' scrape of /metrics, with its default 10 s timeout. */
+  private static final HttpProbe SCRAPE = new HttpProbe("scrape", "/metrics", METRICS, false, SCRAPE_INTERVAL,
+      Duration.ofSeconds(10));
+
   /** One HTTP GET probe of a container: which one, where, how often, how long it may take. */
   public record HttpProbe(String kind, String path, String portName, boolean tls, Duration period,
       Duration timeout) {
@@ -81,8 +92,6 @@ public final class KubeletProbes implements AutoCloseable {
     }
   }
 
-  /** The name both manifests give the metrics port. */
-  private static final String METRICS = "metrics";
   private static final String STARTUP = "startup";
 
   /** The kubelet probes from a goroutine per probe: two threads keep one slow probe from holding up all the rest. */
@@ -111,7 +120,7 @@ public final class KubeletProbes implements AutoCloseable {
     add(probes, "readiness", container.getReadinessProbe(), manifest);
     // Prometheus keeps its connection open between scrapes; a new one per scrape, as here, adds a
     // loopback TCP connect and the server's set-up of a channel every 30 s (plain HTTP).
-    probes.add(new HttpProbe("scrape", "/metrics", METRICS, false, SCRAPE_INTERVAL, Duration.ofSeconds(10)));
+    probes.add(SCRAPE);
     return List.copyOf(probes);
   }
 
@@ -256,16 +265,54 @@ public final class KubeletProbes implements AutoCloseable {
     return ok;
   }
 
-  /**
-   * One GET on a new connection, as the kubelet (or Prometheus, for a scrape) sends it; true for
-   * a 2xx or 3xx, the answer read to its end, before the probe's timeout. The timeout covers the
-   * whole exchange, connect, handshake and reads, as the kubelet's client timeout does.
-   */
+  /** One probe: true for a 2xx or 3xx, the whole answer read before the probe's timeout. */
   private static boolean get(Pod pod, HttpProbe probe, int port) {
+    try {
+      int status = Answer.of(exchange(probe, pod.certificates(), port)).status();
+      return status >= 200 && status < 400;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The text of /metrics on {@code port} (plain HTTP), fetched with the very request the scrape
+   * probe sends every {@link #SCRAPE_INTERVAL}. The harness reads subrange's counters this way,
+   * just before and after each measured run. It read them with Java's HttpClient before, whose
+   * plain-HTTP GET asks for an h2c upgrade ("Connection: Upgrade, HTTP2-Settings", "Upgrade:
+   * h2c", "Content-Length: 0"), a request nothing else sends a subrange pod: every JVM then
+   * threw away C2's code for Netty's request decoding (unstable_if) under half a second before
+   * the run, and recompiled it inside the run (docs/performance.md, "Twenty-eighth round").
+   *
+   * @throws IllegalStateException unless it answers 200
+   * @throws UncheckedIOException when the exchange fails or times out
+   */
+  public static String scrape(int port) {
+    Answer answer;
+    try {
+      answer = Answer.of(exchange(SCRAPE, null, port));
+    } catch (IOException e) {
+      throw new UncheckedIOException("scraping /metrics on port " + port, e);
+    }
+    if (answer.status() != 200) {
+      throw new IllegalStateException("/metrics on port " + port + " answered " + answer.status());
+    }
+    return new String(answer.body(), StandardCharsets.UTF_8);
+  }
+
+  /**
+   * One GET on a new connection, as the kubelet (or Prometheus, for a scrape) sends it: the
+   * answer as the server wrote it, read to its end (the server closes after it: Connection:
+   * close). The probe's timeout covers the whole exchange, connect, handshake and reads, as the
+   * kubelet's client timeout does.
+   *
+   * @param certificates the CA to trust when the probe is over TLS; unused otherwise
+   */
+  private static byte[] exchange(HttpProbe probe, Certificates certificates, int port) throws IOException {
     long deadline = System.nanoTime() + probe.timeout().toNanos();
     // A new TLS context each time: it has no session to resume, so the server does a full
     // handshake, as for the kubelet's Go client, which keeps no sessions.
-    try (Socket socket = probe.tls() ? pod.certificates().trustingContext().getSocketFactory().createSocket()
+    try (Socket socket = probe.tls() ? certificates.trustingContext().getSocketFactory().createSocket()
         : new Socket()) {
       socket.connect(new InetSocketAddress("127.0.0.1", port), remainingMillis(deadline));
       socket.setSoTimeout(remainingMillis(deadline));
@@ -276,16 +323,17 @@ public final class KubeletProbes implements AutoCloseable {
       out.write(request(probe, port).getBytes(StandardCharsets.US_ASCII));
       out.flush();
       InputStream in = socket.getInputStream();
-      socket.setSoTimeout(remainingMillis(deadline));
-      int status = statusCode(in);
-      // The answer to its end (the server closes after it: Connection: close), within the deadline.
+      ByteArrayOutputStream answer = new ByteArrayOutputStream();
       byte[] buffer = new byte[8192];
+      int read;
       do {
         socket.setSoTimeout(remainingMillis(deadline));
-      } while (in.read(buffer) != -1);
-      return status >= 200 && status < 400;
-    } catch (IOException | RuntimeException e) {
-      return false;
+        read = in.read(buffer);
+        if (read > 0) {
+          answer.write(buffer, 0, read);
+        }
+      } while (read != -1);
+      return answer.toByteArray();
     }
   }
 
@@ -308,17 +356,81 @@ public final class KubeletProbes implements AutoCloseable {
     return (int) left;
   }
 
-  /** The status code of an HTTP/1.1 status line ("HTTP/1.1 200 OK"). */
-  private static int statusCode(InputStream in) throws IOException {
-    StringBuilder line = new StringBuilder();
-    for (int c = in.read(); c != -1 && c != '\n'; c = in.read()) {
-      line.append((char) c);
+  /** An HTTP/1.1 answer read to its end: its status and its body, de-chunked. */
+  record Answer(int status, byte[] body) {
+
+    static Answer of(byte[] raw) throws IOException {
+      String text = new String(raw, StandardCharsets.ISO_8859_1);
+      int headersEnd = text.indexOf("\r\n\r\n");
+      if (headersEnd < 0) {
+        throw new IOException("the answer ended inside its headers");
+      }
+      String[] lines = text.substring(0, headersEnd).split("\r\n");
+      String[] statusLine = lines[0].split(" ");
+      if (statusLine.length < 2 || !statusLine[0].startsWith("HTTP/")) {
+        throw new IOException("not an HTTP status line: " + lines[0]);
+      }
+      int status;
+      try {
+        status = Integer.parseInt(statusLine[1]);
+      } catch (NumberFormatException e) {
+        throw new IOException("not an HTTP status line: " + lines[0], e);
+      }
+      boolean chunked = false;
+      int contentLength = -1;
+      for (int i = 1; i < lines.length; i++) {
+        int colon = lines[i].indexOf(':');
+        String name = colon < 0 ? lines[i] : lines[i].substring(0, colon).trim();
+        String value = colon < 0 ? "" : lines[i].substring(colon + 1).trim();
+        if (name.equalsIgnoreCase("Transfer-Encoding")) {
+          chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
+        } else if (name.equalsIgnoreCase("Content-Length")) {
+          contentLength = Integer.parseInt(value);
+        }
+      }
+      int start = headersEnd + 4;
+      if (chunked) {
+        return new Answer(status, dechunk(raw, start));
+      }
+      int end = contentLength < 0 ? raw.length : start + contentLength;
+      if (end > raw.length) {
+        throw new IOException("the answer ended " + (end - raw.length) + " bytes short of its Content-Length");
+      }
+      return new Answer(status, Arrays.copyOfRange(raw, start, end));
     }
-    String[] parts = line.toString().trim().split(" ");
-    if (parts.length < 2 || !parts[0].startsWith("HTTP/")) {
-      throw new IOException("not an HTTP status line: " + line);
+
+    /** The body of a chunked answer from {@code start}: each chunk's hex size line, its bytes, CRLF; 0 ends. */
+    private static byte[] dechunk(byte[] raw, int start) throws IOException {
+      ByteArrayOutputStream body = new ByteArrayOutputStream();
+      int at = start;
+      while (true) {
+        int lineEnd = indexOfCrLf(raw, at);
+        if (lineEnd < 0) {
+          throw new IOException("the answer ended inside a chunk's size");
+        }
+        String sizeLine = new String(raw, at, lineEnd - at, StandardCharsets.ISO_8859_1);
+        int semicolon = sizeLine.indexOf(';');
+        int size = Integer.parseInt((semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).trim(), 16);
+        at = lineEnd + 2;
+        if (size == 0) {
+          return body.toByteArray();
+        }
+        if (at + size > raw.length) {
+          throw new IOException("the answer ended inside a chunk");
+        }
+        body.write(raw, at, size);
+        at += size + 2;
+      }
     }
-    return Integer.parseInt(parts[1]);
+
+    private static int indexOfCrLf(byte[] raw, int from) {
+      for (int i = from; i + 1 < raw.length; i++) {
+        if (raw[i] == '\r' && raw[i + 1] == '\n') {
+          return i;
+        }
+      }
+      return -1;
+    }
   }
 
   @Override

@@ -232,22 +232,12 @@ public final class SubrangeServer implements AutoCloseable {
     return startupTime;
   }
 
-  /** The Prometheus text from /metrics on the management port. */
+  /**
+   * The Prometheus text from /metrics on the management port, fetched as Prometheus' scrape is
+   * ({@link KubeletProbes#scrape}): a request of another shape would change what the JVM compiles.
+   */
   public String metricsText() {
-    try {
-      HttpResponse<String> response = plainClient.send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/metrics")).build(),
-          HttpResponse.BodyHandlers.ofString());
-      if (response.statusCode() != 200) {
-        throw new IllegalStateException("/metrics answered " + response.statusCode());
-      }
-      return response.body();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    return KubeletProbes.scrape(managementPort);
   }
 
   /**

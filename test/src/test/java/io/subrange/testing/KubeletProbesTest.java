@@ -1,11 +1,15 @@
 package io.subrange.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +28,10 @@ class KubeletProbesTest {
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
   private final List<Integer> clientPorts = new CopyOnWriteArrayList<>();
   private final AtomicReference<String> lastConnectionHeader = new AtomicReference<>();
+  private final AtomicReference<Headers> lastHeaders = new AtomicReference<>();
+  /** What /metrics answers, and whether with a Content-Length (else chunked). */
+  private volatile String metrics = "";
+  private volatile boolean metricsChunked;
   private volatile int livezStatus = 200;
 
   @BeforeEach
@@ -33,7 +41,15 @@ class KubeletProbesTest {
       String path = exchange.getRequestURI().getPath();
       requests.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
       lastConnectionHeader.set(exchange.getRequestHeaders().getFirst("Connection"));
+      lastHeaders.set(exchange.getRequestHeaders());
       clientPorts.add(exchange.getRemoteAddress().getPort());
+      if (path.equals("/metrics")) {
+        byte[] text = metrics.getBytes(StandardCharsets.UTF_8);
+        exchange.sendResponseHeaders(livezStatus, metricsChunked ? 0 : text.length);
+        exchange.getResponseBody().write(text);
+        exchange.close();
+        return;
+      }
       int status = path.equals("/livez") ? livezStatus : 200;
       byte[] body = "ok".getBytes();
       exchange.sendResponseHeaders(status, body.length);
@@ -123,6 +139,45 @@ class KubeletProbesTest {
       await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.failures() >= 3);
       assertThat(kubelet.counts()).doesNotContainKey("liveness ok");
     }
+  }
+
+  /**
+   * The harness's reads of /metrics are Prometheus' scrape, byte for byte: no h2c upgrade, which
+   * Java's HttpClient asks for and which made the JVMs recompile Netty's request decoding.
+   */
+  @Test
+  void scrapeReadsMetricsAsPrometheusAsks() {
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < 2_000; i++) {
+      text.append("subrange_sample_total{n=\"").append(i).append("\"} ").append(i).append("\n");
+    }
+    metrics = text.toString();
+    int port = server.getAddress().getPort();
+    for (boolean chunked : new boolean[] {true, false}) {
+      metricsChunked = chunked;
+      assertThat(KubeletProbes.scrape(port)).as(chunked ? "chunked" : "with a Content-Length").isEqualTo(metrics);
+    }
+    Headers sent = lastHeaders.get();
+    assertThat(sent.getFirst("User-Agent")).startsWith("Prometheus/");
+    assertThat(sent.getFirst("Accept")).startsWith("application/openmetrics-text");
+    assertThat(sent.getFirst("Connection")).isEqualToIgnoringCase("close");
+    assertThat(sent).doesNotContainKeys("Upgrade", "Http2-settings", "Content-length");
+
+    livezStatus = 503;
+    assertThatThrownBy(() -> KubeletProbes.scrape(port)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("answered 503");
+    assertThatThrownBy(() -> KubeletProbes.scrape(Processes.freePort())).isInstanceOf(UncheckedIOException.class);
+  }
+
+  /** Answers cut short are errors, not a shorter text. */
+  @Test
+  void answersCutShortAreErrors() {
+    byte[] whole = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc".getBytes(StandardCharsets.US_ASCII);
+    assertThatThrownBy(() -> KubeletProbes.Answer.of(whole)).hasMessageContaining("7 bytes short");
+    byte[] chunk = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nabc".getBytes(StandardCharsets.US_ASCII);
+    assertThatThrownBy(() -> KubeletProbes.Answer.of(chunk)).hasMessageContaining("inside a chunk");
+    byte[] headers = "HTTP/1.1 200 OK\r\nContent-Le".getBytes(StandardCharsets.US_ASCII);
+    assertThatThrownBy(() -> KubeletProbes.Answer.of(headers)).hasMessageContaining("inside its headers");
   }
 
   private static KubeletProbes.HttpProbe probe(String kind, String path) {

@@ -1,7 +1,10 @@
 package io.subrange.testing;
 
+import static io.subrange.testing.PrometheusSamples.sum;
+
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.subrange.testing.PrometheusSamples.Sample;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -288,9 +291,10 @@ final class CostScenario {
       warmUp(load, namespace, warmUp, jvms(processes), subrange);
       List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
       List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
-      // The harness's read of the reconciler's metrics is one more scrape (KubeletProbes scrapes
-      // every 30 s, as Prometheus would); whatever the JIT still compiles after it is the
-      // harness's cost, not the creates': the CPU is counted without it.
+      // The harness's read of the JVMs' metrics is one more scrape of each (KubeletProbes scrapes
+      // every 30 s, as Prometheus would), one, not one per number: the exposition code it runs is
+      // compiled from scrapes. Whatever the JIT still compiles after it is the harness's cost, not
+      // the creates': the CPU is counted without it.
       // (A pass in the wait counts among the run's passes, its CPU not in the run's.)
       Passes passesBefore = Passes.read(subrange);
       BatchWaits waitsBefore = BatchWaits.read(subrange);
@@ -436,11 +440,11 @@ final class CostScenario {
       if (subrange == null) {
         return new Passes(0, 0, 0, 0);
       }
-      SubrangeServer reconciler = subrange.reconciler();
+      List<Sample> samples = subrange.reconciler().samples();
       Map<String, String> full = Map.of("pass", "full");
       Map<String, String> changes = Map.of("pass", "changes");
-      return new Passes(reconciler.metric(METRIC + "_count", full), reconciler.metric(METRIC + "_sum", full),
-          reconciler.metric(METRIC + "_count", changes), reconciler.metric(METRIC + "_sum", changes));
+      return new Passes(sum(samples, METRIC + "_count", full), sum(samples, METRIC + "_sum", full),
+          sum(samples, METRIC + "_count", changes), sum(samples, METRIC + "_sum", changes));
     }
 
     String since(Passes before) {
@@ -466,11 +470,11 @@ final class CostScenario {
       if (subrange == null) {
         return new BatchWaits(0, 0, 0);
       }
+      List<Sample> samples = subrange.webhookSamples();
       Map<String, String> served = Map.of("result", "served");
       Map<String, String> usualPath = Map.of("result", "usual_path");
-      return new BatchWaits(subrange.webhookMetric(METRIC + "_count", served),
-          subrange.webhookMetric(METRIC + "_count", usualPath),
-          subrange.webhookMetric(METRIC + "_sum", served) + subrange.webhookMetric(METRIC + "_sum", usualPath));
+      return new BatchWaits(sum(samples, METRIC + "_count", served), sum(samples, METRIC + "_count", usualPath),
+          sum(samples, METRIC + "_sum", served) + sum(samples, METRIC + "_sum", usualPath));
     }
 
     String since(BatchWaits before) {
@@ -514,9 +518,10 @@ final class CostScenario {
    * (a value the store did not hold, a holder it did not name, a duplicate) is a race in subrange.
    */
   private void checkNothingRepaired(ReplicatedCluster cluster, int prefix, String label) {
+    List<Sample> samples = cluster.reconciler().samples();
     Map<String, Double> repairs = new LinkedHashMap<>();
     for (String type : List.of("not_allocated", "holder", "duplicate")) {
-      repairs.put(type, cluster.reconciler().metric("subrange_reconciler_repairs_total", Map.of("type", type)));
+      repairs.put(type, sum(samples, "subrange_reconciler_repairs_total", Map.of("type", type)));
     }
     ok &= LoadHarness.check(String.format("/%d, %s: no repairs by the reconciler %s", prefix, label, repairs),
         repairs.values().stream().allMatch(count -> count == 0));

@@ -155,18 +155,20 @@ public final class LoadHarness {
   // ---- helpers ----------------------------------------------------------------------------------
 
   static void printStoreMetrics(ReplicatedCluster cluster) {
-    double written = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "ok"));
-    double conflicts = cluster.webhookMetric("subrange_store_configmap_writes_total", Map.of("result", "conflict"));
-    double saved = cluster.webhookMetric("subrange_store_configmap_writes_saved_total", Map.of());
-    double committed = cluster.webhookMetric("subrange_store_committed_requests_total", Map.of());
-    double commits = cluster.webhookMetric("subrange_store_commits_total", Map.of());
-    double turns = cluster.webhookMetric("subrange_store_write_turns_total", Map.of());
+    List<PrometheusSamples.Sample> samples = cluster.webhookSamples();
+    double written = PrometheusSamples.sum(samples, "subrange_store_configmap_writes_total", Map.of("result", "ok"));
+    double conflicts = PrometheusSamples.sum(samples, "subrange_store_configmap_writes_total",
+        Map.of("result", "conflict"));
+    double saved = PrometheusSamples.sum(samples, "subrange_store_configmap_writes_saved_total", Map.of());
+    double committed = PrometheusSamples.sum(samples, "subrange_store_committed_requests_total", Map.of());
+    double commits = PrometheusSamples.sum(samples, "subrange_store_commits_total", Map.of());
+    double turns = PrometheusSamples.sum(samples, "subrange_store_write_turns_total", Map.of());
     System.out.printf("   store (live replicas): %.0f requests stored in %.0f commits, %.0f ConfigMap writes, %.0f writes"
             + " saved by group commit, %.0f conflicts, %.0f turns taken%n", committed, commits, written, saved, conflicts,
         turns);
     Map<String, Double> ahead = new LinkedHashMap<>();
     for (String event : List.of("reserved", "handed_out", "recorded", "dropped", "lost")) {
-      ahead.put(event, cluster.webhookMetric("subrange_store_reserved_ahead_total", Map.of("event", event)));
+      ahead.put(event, PrometheusSamples.sum(samples, "subrange_store_reserved_ahead_total", Map.of("event", event)));
     }
     System.out.printf("   values reserved ahead (live replicas): %s%n", ahead);
   }

@@ -63,7 +63,11 @@ public final class PrometheusSamples {
 
   /** The sum of every sample of {@code name} whose labels include all of {@code labels} (0 when none). */
   public static double sum(String exposition, String name, Map<String, String> labels) {
-    return parse(exposition).stream().filter(s -> s.name().equals(name) && s.has(labels))
-        .mapToDouble(Sample::value).sum();
+    return sum(parse(exposition), name, labels);
+  }
+
+  /** The same over samples already parsed, e.g. from one scrape of each of several processes. */
+  public static double sum(List<Sample> samples, String name, Map<String, String> labels) {
+    return samples.stream().filter(s -> s.name().equals(name) && s.has(labels)).mapToDouble(Sample::value).sum();
   }
 }

@@ -214,13 +214,18 @@ public final class ReplicatedCluster implements AutoCloseable {
 
   /** The sum of a metric over the live webhook replicas. */
   public double webhookMetric(String name, Map<String, String> labels) {
-    double sum = 0;
+    return PrometheusSamples.sum(webhookSamples(), name, labels);
+  }
+
+  /** The samples of every live webhook replica, one scrape each ({@link SubrangeServer#samples}). */
+  public List<PrometheusSamples.Sample> webhookSamples() {
+    List<PrometheusSamples.Sample> samples = new ArrayList<>();
     for (SubrangeServer webhook : webhooks) {
       if (webhook.isAlive()) {
-        sum += webhook.metric(name, labels);
+        samples.addAll(webhook.samples());
       }
     }
-    return sum;
+    return samples;
   }
 
   public KubernetesClient client() {

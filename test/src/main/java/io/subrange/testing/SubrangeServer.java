@@ -248,6 +248,15 @@ public final class SubrangeServer implements AutoCloseable {
     return PrometheusSamples.sum(metricsText(), name, labels);
   }
 
+  /**
+   * Every sample on /metrics now, from one scrape: for reading several numbers at one moment.
+   * Each scrape runs the JVM's exposition code, which the measured JVMs then compile; the load
+   * harness reads them once around each measured run, not once per number.
+   */
+  public List<PrometheusSamples.Sample> samples() {
+    return PrometheusSamples.parse(metricsText());
+  }
+
   /** The process, for measuring what it used (CpuUse). */
   public ProcessHandle processHandle() {
     return process.toHandle();

@@ -281,7 +281,7 @@ public final class KubeletProbes implements AutoCloseable {
    * just before and after each measured run. It read them with Java's HttpClient before, whose
    * plain-HTTP GET asks for an h2c upgrade ("Connection: Upgrade, HTTP2-Settings", "Upgrade:
    * h2c", "Content-Length: 0"), a request nothing else sends a subrange pod: every JVM then
-   * threw away C2's code for Netty's request decoding (unstable_if) under half a second before
+   * threw away C2's code for Netty's request decoding (unstable_if) 0.5-0.7 s before
    * the run, and recompiled it inside the run (docs/performance.md, "Twenty-eighth round").
    *
    * @throws IllegalStateException unless it answers 200

@@ -29,8 +29,9 @@ class KubeletProbesTest {
   private final List<Integer> clientPorts = new CopyOnWriteArrayList<>();
   private final AtomicReference<String> lastConnectionHeader = new AtomicReference<>();
   private final AtomicReference<Headers> lastHeaders = new AtomicReference<>();
-  /** What /metrics answers, and whether with a Content-Length (else chunked). */
+  /** What /metrics answers, its status, and whether with a Content-Length (else chunked). */
   private volatile String metrics = "";
+  private volatile int metricsStatus = 200;
   private volatile boolean metricsChunked;
   private volatile int livezStatus = 200;
 
@@ -45,7 +46,7 @@ class KubeletProbesTest {
       clientPorts.add(exchange.getRemoteAddress().getPort());
       if (path.equals("/metrics")) {
         byte[] text = metrics.getBytes(StandardCharsets.UTF_8);
-        exchange.sendResponseHeaders(livezStatus, metricsChunked ? 0 : text.length);
+        exchange.sendResponseHeaders(metricsStatus, metricsChunked ? 0 : text.length);
         exchange.getResponseBody().write(text);
         exchange.close();
         return;
@@ -163,7 +164,7 @@ class KubeletProbesTest {
     assertThat(sent.getFirst("Connection")).isEqualToIgnoringCase("close");
     assertThat(sent).doesNotContainKeys("Upgrade", "Http2-settings", "Content-length");
 
-    livezStatus = 503;
+    metricsStatus = 503;
     assertThatThrownBy(() -> KubeletProbes.scrape(port)).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("answered 503");
     assertThatThrownBy(() -> KubeletProbes.scrape(Processes.freePort())).isInstanceOf(UncheckedIOException.class);

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -44,7 +45,7 @@ final class CostScenario {
 
   /** The command line's options, with the scenario's defaults. */
   record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds,
-      int warmUpLimit, Set<String> only, int apiServerProfileSeconds, boolean noOpPatches) {
+      int warmUpLimit, int measuredRuns, Set<String> only, int apiServerProfileSeconds, boolean noOpPatches) {
 
     /** Every configuration, in the order they run: what {@code --only} chooses from. */
     static final List<String> CONFIGURATIONS = List.of(BUILT_IN, NO_OP, ONE, REPLICAS, HELD);
@@ -59,6 +60,7 @@ final class CostScenario {
           Integer.parseInt(options.getOrDefault("replicas", "3")),
           warmUpRounds,
           Integer.parseInt(options.getOrDefault("warm-up-limit", String.valueOf(Math.max(12, warmUpRounds)))),
+          Integer.parseInt(options.getOrDefault("measured-runs", "3")),
           Set.copyOf(Arrays.asList(options.getOrDefault("only", String.join(",", CONFIGURATIONS)).split(","))),
           Integer.parseInt(options.getOrDefault("api-server-profile", "0")),
           Boolean.parseBoolean(options.getOrDefault("no-op-patches", "false")));
@@ -71,6 +73,9 @@ final class CostScenario {
       if (warmUpLimit < warmUpRounds) {
         throw new IllegalArgumentException("--warm-up-limit is at least --warm-up-rounds (" + warmUpRounds
             + "), not " + warmUpLimit);
+      }
+      if (measuredRuns < 1) {
+        throw new IllegalArgumentException("--measured-runs is at least 1, not " + measuredRuns);
       }
       if (apiServerProfileSeconds < 0) {
         throw new IllegalArgumentException("--api-server-profile is seconds, 0 for none, not "
@@ -120,7 +125,7 @@ final class CostScenario {
   }
 
   /** One measured run: what the clients saw, and the CPU each part used per create (ms). */
-  record Measured(ServiceLoad.Report report, Map<String, Double> cpu) {
+  record Run(ServiceLoad.Report report, Map<String, Double> cpu) {
 
     double cpu(String part) {
       return cpu.getOrDefault(part, 0.0);
@@ -138,6 +143,59 @@ final class CostScenario {
 
     double total() {
       return cpu.values().stream().mapToDouble(Double::doubleValue).sum();
+    }
+  }
+
+  /**
+   * A configuration's measured runs, one after another on the same warm JVMs: each figure is the
+   * median of the runs' (of each run's sum, for sums), so one slow or fast 20 seconds on shared
+   * cores does not decide a target alone.
+   */
+  record Measured(List<Run> runs) {
+
+    Measured {
+      if (runs.isEmpty()) {
+        throw new IllegalArgumentException("a configuration is measured at least once");
+      }
+      runs = List.copyOf(runs);
+    }
+
+    /** The median of {@code figure} over the runs (the mean of the middle two for an even count). */
+    double median(ToDoubleFunction<Run> figure) {
+      double[] values = runs.stream().mapToDouble(figure).sorted().toArray();
+      int middle = values.length / 2;
+      return values.length % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+    }
+
+    /** The runs' values of {@code figure} in the order they ran, then their median: "0.71 0.66 0.74: 0.71". */
+    String spread(ToDoubleFunction<Run> figure) {
+      String each = runs.stream().map(run -> String.format("%.2f", figure.applyAsDouble(run)))
+          .collect(Collectors.joining(" "));
+      return runs.size() == 1 ? each : String.format("%s: %.2f", each, median(figure));
+    }
+
+    double cpu(String part) {
+      return median(run -> run.cpu(part));
+    }
+
+    double subrange() {
+      return median(Run::subrange);
+    }
+
+    double webhookJvms() {
+      return median(Run::webhookJvms);
+    }
+
+    double total() {
+      return median(Run::total);
+    }
+
+    double createsPerSecond() {
+      return median(run -> run.report().createsPerSecond());
+    }
+
+    double percentileMillis(double percentile) {
+      return median(run -> run.report().percentileMillis(percentile));
     }
   }
 
@@ -254,8 +312,9 @@ final class CostScenario {
   }
 
   /**
-   * Warm-up rounds, then at once a measured run, in namespace {@code label-clients}; the
-   * measured run's Services are deleted afterwards.
+   * Warm-up rounds, then at once the measured runs ({@code --measured-runs}, each as
+   * {@link #measureOnce}), in namespace {@code label-clients}; each run's Services are deleted
+   * after it.
    *
    * <p>The JVMs compile for thousands of creates after they start. With one round of warm-up and
    * C1 only, three replicas compiled about 2,000 methods during the measured run of 1,500
@@ -275,7 +334,7 @@ final class CostScenario {
    *
    * @param workDir where this range's logs go, and the API server's profile of the run
    *     ({@code --api-server-profile}, {@link ApiServerProfile})
-   * @param warmUp rounds of {@code services} creates and deletes before the measured run
+   * @param warmUp rounds of {@code services} creates and deletes before the measured runs
    * @param processes the webhook side's processes by part, sampled for CPU with the API server's
    * @param subrange the subrange deployment being measured; null for the built-in and the no-op
    * @param probes the kubelet's probes of the webhook side, running all along (their CPU counts
@@ -283,82 +342,122 @@ final class CostScenario {
    */
   private Measured run(Config config, Path workDir, String label, WarmUp warmUp,
       Map<String, List<ProcessHandle>> processes, ReplicatedCluster subrange, KubeletProbes probes) {
-    int services = options.services();
     int clients = options.clients();
     String namespace = label + "-" + clients;
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, clients)) {
       ControlPlane.ensureNamespace(load, namespace);
       warmUp(load, namespace, warmUp, jvms(processes), subrange);
-      List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
-      List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
-      // The harness's read of the JVMs' metrics is one more scrape of each (KubeletProbes scrapes
-      // every 30 s, as Prometheus would), one, not one per number: the exposition code it runs is
-      // compiled from scrapes. Whatever the JIT still compiles after it is the harness's cost, not
-      // the creates': the CPU is counted without it.
-      // (A pass in the wait counts among the run's passes, its CPU not in the run's.)
-      Passes passesBefore = Passes.read(subrange);
-      BatchWaits waitsBefore = BatchWaits.read(subrange);
-      awaitJitIdle(jvms(processes));
-      ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
-      ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
-      // Markers for test/scripts/profile-cost, which records these processes in between.
-      System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
-      Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
-      ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
-      ApiServerProfile profile = options.apiServerProfileSeconds() == 0 ? null : ApiServerProfile.start(load,
-          options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
-      CpuUse before = CpuUse.sample(processes);
-      ServiceLoad.Report report = ServiceLoad.create(load, namespace, "svc", services, clients, done -> { });
-      CpuUse after = CpuUse.sample(processes);
-      ApiServerTraffic trafficAfter = ApiServerTraffic.read(load);
-      ThreadCpu webhookThreadsAfter = ThreadCpu.sample(webhooks);
-      ThreadCpu reconcilerThreadsAfter = ThreadCpu.sample(reconciler);
-      System.out.printf("   %-11s measured%n", label);
-      Passes passesAfter = Passes.read(subrange);
-      BatchWaits waitsAfter = BatchWaits.read(subrange);
-      Map<String, Double> cpu = after.millisPerCreate(before, report.created());
-      System.out.printf("   %-11s %s%n", label, report.summary());
-      System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
-      System.out.printf("   %-11s API server requests per create: %s%n", "",
-          trafficAfter.describeSince(trafficBefore, report.created()));
-      if (profile != null) {
-        System.out.printf("   %-11s %s%n", "", profile.finish());
+      List<Run> runs = new ArrayList<>();
+      for (int n = 1; n <= options.measuredRuns(); n++) {
+        runs.add(measureOnce(load, workDir, label, namespace, n, processes, subrange, probes));
       }
-      if (subrange != null) {
-        System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
-            webhookThreadsAfter.describeSince(webhookThreads, report.created()),
-            reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
-        if (webhooks.size() > 1) {
-          System.out.printf("   %-11s each webhook replica, ms CPU per create: %s%n", "",
-              webhookThreadsAfter.describeEachProcessSince(webhookThreads, report.created()));
+      Measured measured = new Measured(runs);
+      if (runs.size() > 1) {
+        System.out.printf("   %-11s %d measured runs, each then their median: creates/s %s; p99 ms %s;"
+                + " %s ms CPU per create %s; total %s%n", label, runs.size(),
+            measured.spread(run -> run.report().createsPerSecond()),
+            measured.spread(run -> run.report().percentileMillis(99)),
+            subrange != null ? "subrange's" : label.equals(NO_OP) ? "the no-op's" : "kube-apiserver's",
+            measured.spread(subrange != null ? Run::subrange
+                : label.equals(NO_OP) ? Run::webhookJvms : run -> run.cpu(CpuUse.KUBE_APISERVER)),
+            measured.spread(Run::total));
+        if (subrange != null) {
+          System.out.printf("   %-11s webhook JVMs %s; reconciler %s%n", "", measured.spread(Run::webhookJvms),
+              measured.spread(run -> run.cpu(CpuUse.RECONCILER)));
         }
-        System.out.printf("   %-11s by thread, wake-ups per create: webhooks: %s; reconciler: %s%n", "",
-            webhookThreadsAfter.describeWakeUpsSince(webhookThreads, report.created()),
-            reconcilerThreadsAfter.describeWakeUpsSince(reconcilerThreads, report.created()));
-        System.out.printf("   %-11s reconciler passes in it: %s%n", "", passesAfter.since(passesBefore));
-        System.out.printf("   %-11s creates that waited for a batch reserved ahead: %s%n", "",
-            waitsAfter.since(waitsBefore));
       }
-      if (probes != null) {
-        // A failed readiness probe would take a pod out of the Service's endpoints in a cluster.
-        System.out.printf("   %-11s kubelet probes and Prometheus scrapes in it: %s%n", "",
-            probes.describeSince(probesBefore));
-      }
-      CpuUse beforeDeletes = CpuUse.sample(processes);
-      ApiServerTraffic trafficBeforeDeletes = ApiServerTraffic.read(load);
-      ServiceLoad.deleteAll(load, namespace, "svc", clients);
-      boolean untilFreed = subrange != null && !label.equals(HELD);
-      if (untilFreed) {
-        // Back to an empty store for what runs next (not after the held run: the held stay).
-        awaitDeletesFreed(subrange);
-      }
-      System.out.printf("   %-11s deletes%s, CPU: %s%n", "", untilFreed ? " until freed" : "",
-          CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
-      // The reconciler's releases show here, as PUT configmaps.
-      System.out.printf("   %-11s API server requests per delete: %s%n", "",
-          ApiServerTraffic.read(load).describeSince(trafficBeforeDeletes, report.created()));
-      return new Measured(report, cpu);
+      return measured;
     }
+  }
+
+  /**
+   * The {@code n}th measured run of a configuration: {@code services} creates, its figures printed,
+   * then their deletes. Between runs it waits until the reconciler has freed what the deleted
+   * Services held (as between warm-up rounds); after the last, until the store is back to empty,
+   * except in the held run, whose held Services stay. Only the first is profiled
+   * ({@code --api-server-profile}).
+   */
+  private Run measureOnce(KubernetesClient load, Path workDir, String label, String namespace, int n,
+      Map<String, List<ProcessHandle>> processes, ReplicatedCluster subrange, KubeletProbes probes) {
+    int services = options.services();
+    int clients = options.clients();
+    boolean last = n == options.measuredRuns();
+    // Names of their own, as the warm-up's rounds have: to subrange, a create of a name whose
+    // values are still held is a retry, and it asks the API server whether that name exists.
+    String names = n == 1 ? "svc" : "svc" + n;
+    List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
+    List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
+    // The harness's read of the JVMs' metrics is one more scrape of each (KubeletProbes scrapes
+    // every 30 s, as Prometheus would), one, not one per number: the exposition code it runs is
+    // compiled from scrapes. Whatever the JIT still compiles after it is the harness's cost, not
+    // the creates': the CPU is counted without it.
+    // (A pass in the wait counts among the run's passes, its CPU not in the run's.)
+    Passes passesBefore = Passes.read(subrange);
+    BatchWaits waitsBefore = BatchWaits.read(subrange);
+    awaitJitIdle(jvms(processes));
+    ThreadCpu webhookThreads = ThreadCpu.sample(webhooks);
+    ThreadCpu reconcilerThreads = ThreadCpu.sample(reconciler);
+    // Markers for test/scripts/profile-cost, which records these processes in between.
+    System.out.printf("   %-11s measuring: %s%n", label, pids(processes));
+    Map<String, Long> probesBefore = probes == null ? Map.of() : probes.counts();
+    ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
+    ApiServerProfile profile = options.apiServerProfileSeconds() == 0 || n > 1 ? null : ApiServerProfile.start(load,
+        options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
+    CpuUse before = CpuUse.sample(processes);
+    ServiceLoad.Report report = ServiceLoad.create(load, namespace, names, services, clients, done -> { });
+    CpuUse after = CpuUse.sample(processes);
+    ApiServerTraffic trafficAfter = ApiServerTraffic.read(load);
+    ThreadCpu webhookThreadsAfter = ThreadCpu.sample(webhooks);
+    ThreadCpu reconcilerThreadsAfter = ThreadCpu.sample(reconciler);
+    System.out.printf("   %-11s measured%n", label);
+    Passes passesAfter = Passes.read(subrange);
+    BatchWaits waitsAfter = BatchWaits.read(subrange);
+    Map<String, Double> cpu = after.millisPerCreate(before, report.created());
+    System.out.printf("   %-11s %s%n", label, report.summary());
+    System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
+    System.out.printf("   %-11s API server requests per create: %s%n", "",
+        trafficAfter.describeSince(trafficBefore, report.created()));
+    if (profile != null) {
+      System.out.printf("   %-11s %s%n", "", profile.finish());
+    }
+    if (subrange != null) {
+      System.out.printf("   %-11s by thread, ms CPU per create: webhooks: %s; reconciler: %s%n", "",
+          webhookThreadsAfter.describeSince(webhookThreads, report.created()),
+          reconcilerThreadsAfter.describeSince(reconcilerThreads, report.created()));
+      if (webhooks.size() > 1) {
+        System.out.printf("   %-11s each webhook replica, ms CPU per create: %s%n", "",
+            webhookThreadsAfter.describeEachProcessSince(webhookThreads, report.created()));
+      }
+      System.out.printf("   %-11s by thread, wake-ups per create: webhooks: %s; reconciler: %s%n", "",
+          webhookThreadsAfter.describeWakeUpsSince(webhookThreads, report.created()),
+          reconcilerThreadsAfter.describeWakeUpsSince(reconcilerThreads, report.created()));
+      System.out.printf("   %-11s reconciler passes in it: %s%n", "", passesAfter.since(passesBefore));
+      System.out.printf("   %-11s creates that waited for a batch reserved ahead: %s%n", "",
+          waitsAfter.since(waitsBefore));
+    }
+    if (probes != null) {
+      // A failed readiness probe would take a pod out of the Service's endpoints in a cluster.
+      System.out.printf("   %-11s kubelet probes and Prometheus scrapes in it: %s%n", "",
+          probes.describeSince(probesBefore));
+    }
+    CpuUse beforeDeletes = CpuUse.sample(processes);
+    ApiServerTraffic trafficBeforeDeletes = ApiServerTraffic.read(load);
+    ServiceLoad.deleteAll(load, namespace, names, clients);
+    String waited = "";
+    if (subrange != null && !last) {
+      awaitReleased(subrange, namespace + "/" + names + "-");
+      waited = " until released";
+    } else if (subrange != null && !label.equals(HELD)) {
+      // Back to an empty store for what runs next (not after the held run: the held stay).
+      awaitDeletesFreed(subrange);
+      waited = " until freed";
+    }
+    System.out.printf("   %-11s deletes%s, CPU: %s%n", "", waited,
+        CpuUse.describe(CpuUse.sample(processes).millisPerCreate(beforeDeletes, report.created()), "delete"));
+    // The reconciler's releases show here, as PUT configmaps.
+    System.out.printf("   %-11s API server requests per delete: %s%n", "",
+        ApiServerTraffic.read(load).describeSince(trafficBeforeDeletes, report.created()));
+    return new Run(report, cpu);
   }
 
   /**
@@ -598,7 +697,7 @@ final class CostScenario {
     }
 
     if (replicas != null && builtIn != null) {
-      double ratio = replicas.report().createsPerSecond() / builtIn.report().createsPerSecond();
+      double ratio = replicas.createsPerSecond() / builtIn.createsPerSecond();
       double minimum = prefix == 12 ? 0.9 : prefix == 16 ? 0.5 : Double.NaN;
       if (Double.isNaN(minimum)) {
         System.out.printf("   [----] /%d: creates/s with subrange / built-in %.2f (no target at /%d)%n", prefix,
@@ -607,14 +706,14 @@ final class CostScenario {
         ok &= LoadHarness.check(String.format("/%d: creates/s with subrange (%d replicas) / built-in %.2f >= %.1f",
             prefix, options.replicas(), ratio, minimum), ratio >= minimum);
       }
-      double p99 = replicas.report().percentileMillis(99) - builtIn.report().percentileMillis(99);
+      double p99 = replicas.percentileMillis(99) - builtIn.percentileMillis(99);
       ok &= LoadHarness.check(String.format("/%d: p99 overhead of subrange (%d replicas) %.1f ms <= 50", prefix,
           options.replicas(), p99), p99 <= 50);
     }
 
     Measured held = results.get(HELD);
     if (held != null && replicas != null) {
-      double slower = replicas.report().createsPerSecond() / held.report().createsPerSecond();
+      double slower = replicas.createsPerSecond() / held.createsPerSecond();
       double dearer = held.subrange() / replicas.subrange();
       ok &= LoadHarness.check(String.format("/%d, %,d held: creates/s empty / held %.2f <= 1.2", prefix,
           options.held(), slower), slower <= 1.2);
@@ -632,13 +731,12 @@ final class CostScenario {
   }
 
   private String row(int prefix, String configuration, Measured m, Measured builtIn) {
-    ServiceLoad.Report report = m.report();
     boolean webhook = !configuration.equals(BUILT_IN);
     boolean subrange = webhook && !configuration.equals(NO_OP);
     String ratio = builtIn == null ? "—"
-        : String.format("%.2f", report.createsPerSecond() / builtIn.report().createsPerSecond());
+        : String.format("%.2f", m.createsPerSecond() / builtIn.createsPerSecond());
     return String.format("   | /%d | %s | %.1f | %.1f | %.1f | %s | %.2f | %.2f | %s | %s | %.2f | %.2f |", prefix,
-        name(configuration), report.createsPerSecond(), report.percentileMillis(50), report.percentileMillis(99),
+        name(configuration), m.createsPerSecond(), m.percentileMillis(50), m.percentileMillis(99),
         ratio, m.cpu(CpuUse.KUBE_APISERVER),
         m.cpu(CpuUse.ETCD), webhook ? String.format("%.2f", m.webhookJvms()) : "—",
         subrange ? String.format("%.2f", m.cpu(CpuUse.RECONCILER)) : "—", m.cpu(CpuUse.CLIENT), m.total());

@@ -40,8 +40,8 @@ public final class LoadHarness {
     return """
         usage: test/scripts/load <replicas|cost|all> [--services N] [--clients C] [--replicas R] [--kill]
                                  [--grace SECONDS] [--ranges P[,P...]] [--held H] [--warm-up-rounds W]
-                                 [--warm-up-limit L] [--only CONFIGURATION[,...]] [--api-server-profile S]
-                                 [--no-op-patches]
+                                 [--warm-up-limit L] [--measured-runs M] [--only CONFIGURATION[,...]]
+                                 [--api-server-profile S] [--no-op-patches]
           replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
                      --kill kills one replica halfway; reclaim and delete-everything checks follow
           cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
@@ -50,9 +50,11 @@ public final class LoadHarness {
                      range) then H ClusterIP Services held (default 20000) and the R-replica run again.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
                      JVMs' JIT has settled, at most L (default 12, or W if larger); R times both for R replicas.
+                     Then M measured runs (default 3), one after another; the table and the targets take
+                     each figure's median over them.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. About two hours on 2 cores (--held 0: about 80 minutes).
+                     at /16; p99 overhead <= 50 ms. About two hours on 2 cores (--held 0: about 90 minutes).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's

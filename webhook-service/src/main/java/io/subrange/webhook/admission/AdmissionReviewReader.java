@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.exc.StreamReadException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -44,8 +45,12 @@ public class AdmissionReviewReader {
 
   /** Reads the review, and decodes embedded objects without {@code metadata.managedFields}. */
   private final ObjectMapper objects;
-  /** The type each handled kind's objects are decoded into as they are read. */
-  private final Map<ObjectKind, Class<?>> types;
+  /**
+   * A reader for each handled kind, of the type its objects are decoded into as they are read:
+   * made once, with the type and its deserializer resolved, which the mapper looks up on every
+   * call otherwise.
+   */
+  private final Map<ObjectKind, ObjectReader> readers;
 
   @Autowired
   public AdmissionReviewReader(ObjectMapper mapper, List<Mutator<?>> mutators, List<Validator<?>> validators) {
@@ -70,7 +75,9 @@ public class AdmissionReviewReader {
       }
     }
     byKind.values().removeIf(CustomResource.class::isAssignableFrom);
-    this.types = Map.copyOf(byKind);
+    Map<ObjectKind, ObjectReader> readers = new HashMap<>();
+    byKind.forEach((kind, type) -> readers.put(kind, objects.readerFor(type)));
+    this.readers = Map.copyOf(readers);
   }
 
   /**
@@ -220,12 +227,12 @@ public class AdmissionReviewReader {
       throw new MalformedAdmissionReviewException(where + " is not a JSON object");
     }
     long start = parser.currentTokenLocation().getByteOffset();
-    Class<?> type = kind == null ? null : types.get(kind);
+    ObjectReader reader = kind == null ? null : readers.get(kind);
     HasMetadata decoded = null;
     String statedKind = "";
     String statedApiVersion = "";
-    if (type != null) {
-      decoded = decode(parser, type, where, kind);
+    if (reader != null) {
+      decoded = decode(parser, reader, where, kind);
       statedKind = decoded.getKind() == null ? "" : decoded.getKind();
       statedApiVersion = decoded.getApiVersion() == null ? "" : decoded.getApiVersion();
     } else {
@@ -253,9 +260,10 @@ public class AdmissionReviewReader {
    * start as their own, so an object that states none passes {@link #requireKind}, as it did
    * before it was decoded here.
    */
-  private HasMetadata decode(JsonParser parser, Class<?> type, String where, ObjectKind kind) throws IOException {
+  private HasMetadata decode(JsonParser parser, ObjectReader reader, String where, ObjectKind kind)
+      throws IOException {
     try {
-      return (HasMetadata) objects.readValue(parser, type);
+      return (HasMetadata) reader.readValue(parser);
     } catch (JsonProcessingException e) {
       // Broken JSON or a read limit, also deep inside the object (where databind wraps it), is
       // said as the body's fault, as when the body is read; anything else is the object's.

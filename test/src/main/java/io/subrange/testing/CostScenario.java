@@ -353,18 +353,13 @@ final class CostScenario {
       }
       Measured measured = new Measured(runs);
       if (runs.size() > 1) {
-        System.out.printf("   %-11s %d measured runs, each then their median: creates/s %s; p99 ms %s;"
-                + " %s ms CPU per create %s; total %s%n", label, runs.size(),
+        // Each run's figures in order, then their median; the webhook side's JVMs where there are any.
+        System.out.printf("   %-11s %d measured runs: creates/s %s; p99 ms %s; ms CPU per create:"
+                + " kube-apiserver %s, webhook JVMs %s, reconciler %s, total %s%n", label, runs.size(),
             measured.spread(run -> run.report().createsPerSecond()),
             measured.spread(run -> run.report().percentileMillis(99)),
-            subrange != null ? "subrange's" : label.equals(NO_OP) ? "the no-op's" : "kube-apiserver's",
-            measured.spread(subrange != null ? Run::subrange
-                : label.equals(NO_OP) ? Run::webhookJvms : run -> run.cpu(CpuUse.KUBE_APISERVER)),
-            measured.spread(Run::total));
-        if (subrange != null) {
-          System.out.printf("   %-11s webhook JVMs %s; reconciler %s%n", "", measured.spread(Run::webhookJvms),
-              measured.spread(run -> run.cpu(CpuUse.RECONCILER)));
-        }
+            measured.spread(run -> run.cpu(CpuUse.KUBE_APISERVER)), measured.spread(Run::webhookJvms),
+            measured.spread(run -> run.cpu(CpuUse.RECONCILER)), measured.spread(Run::total));
       }
       return measured;
     }
@@ -384,7 +379,7 @@ final class CostScenario {
     boolean last = n == options.measuredRuns();
     // Names of their own, as the warm-up's rounds have: to subrange, a create of a name whose
     // values are still held is a retry, and it asks the API server whether that name exists.
-    String names = n == 1 ? "svc" : "svc" + n;
+    String names = "svc" + n;
     List<ProcessHandle> webhooks = subrange == null ? List.of() : processes.get(CpuUse.WEBHOOKS);
     List<ProcessHandle> reconciler = subrange == null ? List.of() : processes.get(CpuUse.RECONCILER);
     // The harness's read of the JVMs' metrics is one more scrape of each (KubeletProbes scrapes

@@ -118,9 +118,17 @@ final class CostScenario {
     /** ms of compiler threads' CPU per create and delete in a round, summed over the measured JVMs. */
     static final double SETTLED_JIT_MILLIS = 0.03;
 
-    /** For R replicas: each serves about an Rth of a round, so R times the rounds. */
-    WarmUp times(int replicas) {
-      return new WarmUp(min * replicas, limit * replicas);
+    /**
+     * For R replicas: each serves about an Rth of a round, so R times the rounds at least, and
+     * twice that at most. The API server's calls do not spread evenly over the replicas (it reuses
+     * the connection it used last first): in one of the thirtieth round's measured runs one replica
+     * served for 0.01 of the 0.33 ms per create the three spent serving. The least-called replica
+     * keeps compiling long after R times one replica's rounds: in that round's /12 run
+     * three replicas were still at 0.20 ms of JIT per create and delete after 36 rounds, and
+     * settled after 31 more (docs/performance.md).
+     */
+    WarmUp forReplicas(int replicas) {
+      return replicas == 1 ? this : new WarmUp(min * replicas, 2 * limit * replicas);
     }
   }
 
@@ -271,8 +279,8 @@ final class CostScenario {
       }
       try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
           settings.withWebhooks(options.replicas()))) {
-        // Each replica serves about a third of the creates: as many rounds each as one replica gets.
-        results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().times(options.replicas()),
+        // Each replica serves about a third of the creates, unevenly: see WarmUp.forReplicas.
+        results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().forReplicas(options.replicas()),
             CpuUse.processes(cluster), cluster, cluster.probes()));
         checkNothingRepaired(cluster, prefix, REPLICAS);
         if (held) {
@@ -283,7 +291,7 @@ final class CostScenario {
           // rounds, against 0.21 empty; docs/performance.md). The held run is compared with the
           // empty one, so it warms up by the same rule: rounds of the measured mix until the JIT
           // settles, at most as many as the empty run could take.
-          results.put(HELD, run(config, workDir, HELD, options.warmUp().times(options.replicas()),
+          results.put(HELD, run(config, workDir, HELD, options.warmUp().forReplicas(options.replicas()),
               CpuUse.processes(cluster), cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, HELD);
         }

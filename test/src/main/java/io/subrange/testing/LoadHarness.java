@@ -49,7 +49,8 @@ public final class LoadHarness {
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
                      range) then H ClusterIP Services held (default 20000) and the R-replica run again.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
-                     JVMs' JIT has settled, at most L (default 12, or W if larger); R times both for R replicas.
+                     JVMs' JIT has settled, at most L (default 12, or W if larger); for R replicas at least
+                     R times W, at most 2 R times L (the API server's calls do not spread evenly).
                      Then M measured runs (default 3), one after another; the table and the targets take
                      each figure's median over them.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms

@@ -119,12 +119,12 @@ final class CostScenario {
     static final double SETTLED_JIT_MILLIS = 0.03;
 
     /**
-     * For R replicas: each serves about an Rth of a round, so R times the rounds at least, and
-     * twice that at most. The API server's calls do not spread evenly over the replicas (it reuses
+     * For R replicas: each serves about an Rth of a round, so at least R times the rounds and at
+     * most 2R times the limit. The API server's calls do not spread evenly over the replicas (it reuses
      * the connection it used last first): in one of the thirtieth round's measured runs one replica
      * served for 0.01 of the 0.33 ms per create the three spent serving. The least-called replica
      * keeps compiling long after R times one replica's rounds: in that round's /12 run
-     * three replicas were still at 0.20 ms of JIT per create and delete after 36 rounds, and
+     * three replicas were still at 0.195 ms of JIT per create and delete in their 36th round, and
      * settled after 31 more (docs/performance.md).
      */
     WarmUp forReplicas(int replicas) {

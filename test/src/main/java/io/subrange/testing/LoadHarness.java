@@ -55,7 +55,8 @@ public final class LoadHarness {
                      each figure's median over them.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. About two hours on 2 cores (--ranges 16 --held 0: 29 minutes).
+                     at /16; p99 overhead <= 50 ms. An hour or two on 2 cores (--ranges 12 --only
+                     built-in,replicas,held-run: 46 minutes).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's

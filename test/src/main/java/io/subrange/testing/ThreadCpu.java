@@ -52,7 +52,9 @@ final class ThreadCpu {
       Map.entry("C2 CompilerThre", JIT),
       Map.entry("VM Thread", "JVM"),
       Map.entry("VM Periodic", "JVM"),
-      Map.entry("GC ", "JVM"));
+      Map.entry("GC ", "JVM"),
+      // The load harness's own process: TcpBalancer, the stand-in for a Service's kube-proxy rules.
+      Map.entry("tcp-balancer", "balancer"));
 
   /**
    * One thread (or process) as last read: what it does, the CPU it has used, when it started, how

@@ -47,6 +47,24 @@ class CostScenarioMeasuredTest {
   }
 
   @Test
+  void twoStretchesOfOneConfigurationAreJudgedOnAllTheirRuns() {
+    // The built-in before the webhooks ran fast, after them slow: the figure lies between.
+    Measured before = new Measured(List.of(run(100, 1, 50, 0, 0, 4.0), run(90, 1, 50, 0, 0, 4.1),
+        run(110, 1, 50, 0, 0, 3.9)));
+    Measured after = new Measured(List.of(run(60, 1, 70, 0, 0, 5.3), run(70, 1, 90, 0, 0, 5.2),
+        run(80, 1, 80, 0, 0, 5.1)));
+
+    Measured both = before.with(after);
+
+    assertThat(both.runs()).hasSize(6);
+    assertThat(both.createsPerSecond()).isEqualTo(85.0);
+    assertThat(both.cpu(CpuUse.KUBE_APISERVER)).isCloseTo(4.6, offset(1e-9));
+    assertThat(both.spread(run -> run.report().createsPerSecond()))
+        .isEqualTo("100.00 90.00 110.00 60.00 70.00 80.00: 85.00");
+    assertThat(before.createsPerSecond()).isEqualTo(100.0);
+  }
+
+  @Test
   void oneRunIsItsOwnFigure() {
     Measured measured = new Measured(List.of(run(10, 1, 1, 0.42, 0, 1)));
     assertThat(measured.cpu(CpuUse.WEBHOOKS)).isEqualTo(0.42);

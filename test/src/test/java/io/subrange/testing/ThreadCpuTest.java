@@ -28,6 +28,7 @@ class ThreadCpuTest {
     assertThat(ThreadCpu.kindOf("C1 CompilerThre")).isEqualTo("JIT");
     assertThat(ThreadCpu.kindOf("-1181756454-poo")).isEqualTo("watch events");  // cut at 15 characters
     assertThat(ThreadCpu.kindOf("subrange-events")).isEqualTo("watch events");
+    assertThat(ThreadCpu.kindOf("tcp-balancer")).isEqualTo("balancer");
     assertThat(ThreadCpu.kindOf("-56565886-pool-")).isEqualTo("watch events");
     assertThat(ThreadCpu.kindOf("main")).isEqualTo("other");
   }

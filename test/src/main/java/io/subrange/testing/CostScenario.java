@@ -124,16 +124,20 @@ final class CostScenario {
     static final double SETTLED_JIT_MILLIS = 0.03;
 
     /**
-     * For R replicas: each serves about an Rth of a round, so at least R times the rounds and at
-     * most 2R times the limit. The API server's calls do not spread evenly over the replicas (it reuses
-     * the connection it used last first): in one of the thirtieth round's measured runs one replica
-     * served for 0.01 of the 0.33 ms per create the three spent serving. The least-called replica
-     * keeps compiling long after R times one replica's rounds: in that round's /12 run
-     * three replicas were still at 0.195 ms of JIT per create and delete in their 36th round, and
-     * settled after 31 more (docs/performance.md).
+     * For subrange with R webhook replicas and the reconciler, whose JVMs compile for far longer
+     * than the no-op webhook's (settled in five to nine rounds). One replica: at most three times
+     * the limit; in the thirty-first round its compilers were still at 0.56 ms per create and
+     * delete in the twelfth round at /12, and at 0.57 in the twelfth and 0.17 in the thirty-sixth
+     * at /16. R replicas: each serves about an Rth of a round, so at least R times the rounds and
+     * at most 2R times the limit. The API server's calls do not spread evenly over the replicas
+     * (it reuses the connection it used last first): in one of the thirtieth round's measured runs
+     * one replica served for 0.01 of the 0.33 ms per create the three spent serving. The
+     * least-called replica keeps compiling long after R times one replica's rounds: in that
+     * round's /12 run three replicas were still at 0.195 ms of JIT per create and delete in their
+     * 36th round, and settled after 31 more (docs/performance.md).
      */
-    WarmUp forReplicas(int replicas) {
-      return replicas == 1 ? this : new WarmUp(min * replicas, 2 * limit * replicas);
+    WarmUp forSubrange(int replicas) {
+      return replicas == 1 ? new WarmUp(min, 3 * limit) : new WarmUp(min * replicas, 2 * limit * replicas);
     }
   }
 
@@ -280,8 +284,8 @@ final class CostScenario {
             settings.withWebhooks(1))) {
           // The next cluster starts from the store this one leaves (run leaves it as it found it),
           // and registers under the same names: let nothing call this one's address once it is gone.
-          results.put(ONE, run(config, workDir, ONE, options.warmUp(), CpuUse.processes(cluster), cluster,
-              cluster.probes()));
+          results.put(ONE, run(config, workDir, ONE, options.warmUp().forSubrange(1), CpuUse.processes(cluster),
+              cluster, cluster.probes()));
           checkNothingRepaired(cluster, prefix, ONE);
           cluster.unregisterWebhooks();
         }
@@ -317,8 +321,8 @@ final class CostScenario {
       ReplicatedCluster.Settings settings, boolean held, Map<String, Measured> results) {
     try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
         settings.withWebhooks(options.replicas()))) {
-      // Each replica serves about a third of the creates, unevenly: see WarmUp.forReplicas.
-      results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().forReplicas(options.replicas()),
+      // Each replica serves about a third of the creates, unevenly: see WarmUp.forSubrange.
+      results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().forSubrange(options.replicas()),
           CpuUse.processes(cluster), cluster, cluster.probes()));
       checkNothingRepaired(cluster, prefix, REPLICAS);
       if (held) {
@@ -329,7 +333,7 @@ final class CostScenario {
         // rounds, against 0.21 empty; docs/performance.md). The held run is compared with the
         // empty one, so it warms up by the same rule: rounds of the measured mix until the JIT
         // settles, at most as many as the empty run could take.
-        results.put(HELD, run(config, workDir, HELD, options.warmUp().forReplicas(options.replicas()),
+        results.put(HELD, run(config, workDir, HELD, options.warmUp().forSubrange(options.replicas()),
             CpuUse.processes(cluster), cluster, cluster.probes()));
         checkNothingRepaired(cluster, prefix, HELD);
       }

@@ -24,8 +24,8 @@ import java.util.Set;
  *   <li>{@code cost} ({@link CostScenario}; {@code overhead} is its former name): at each API
  *       server Service range, Service creates per second, latency and CPU per create by process
  *       with the built-in allocation alone, with a no-op webhook registered the same way, with
- *       subrange as one replica and as R replicas + reconciler, and (at /12) with 20,000 Services
- *       held; checked against issue 12's targets.
+ *       subrange as one replica and as R replicas + reconciler, (at /12) with 20,000 Services
+ *       held, then the built-in alone again; checked against issue 12's targets.
  * </ul>
  */
 public final class LoadHarness {
@@ -47,16 +47,19 @@ public final class LoadHarness {
           cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
                      clients (default 2000, 16) with the built-in allocation alone, a no-op webhook,
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
-                     range) then H ClusterIP Services held (default 20000) and the R-replica run again.
+                     range) then H ClusterIP Services held (default 20000) and the R-replica run again;
+                     last, the built-in alone again: its figures are the medians of both stretches.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
-                     JVMs' JIT has settled, at most L (default 12, or W if larger); for R replicas at least
-                     R times W, at most 2 R times L (the API server's calls do not spread evenly).
+                     JVMs' JIT has settled, at most L (default 12, or W if larger); subrange with 1 replica
+                     at most 3 L, with R replicas at least R times W and at most 2 R times L (its JVMs
+                     compile for longer, and the API server's calls do not spread evenly).
                      Then M measured runs (default 3), one after another; the table and the targets take
                      each figure's median over them.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
-                     at /16; p99 overhead <= 50 ms. An hour or two on 2 cores (--ranges 12 --only
-                     built-in,replicas,held-run: 46 minutes).
+                     at /16; p99 overhead <= 50 ms. An hour or two on 2 cores, more on a slow hour
+                     (--ranges 12 --only built-in,replicas,held-run: 46 minutes; three replicas' 72
+                     warm-up rounds alone at /12: 42 minutes on a slow morning).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's

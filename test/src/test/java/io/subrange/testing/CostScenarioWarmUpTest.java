@@ -9,7 +9,7 @@ class CostScenarioWarmUpTest {
 
   @Test
   void replicasWarmUpAtLeastRTimesOneReplicasRoundsAndAtMostTwiceThat() {
-    WarmUp three = new WarmUp(3, 12).forReplicas(3);
+    WarmUp three = new WarmUp(3, 12).forSubrange(3);
 
     assertThat(three.min()).isEqualTo(9);
     // The calls do not spread evenly: the least-called replica needs more than 3 x 12 rounds.
@@ -17,7 +17,17 @@ class CostScenarioWarmUpTest {
   }
 
   @Test
-  void oneReplicaWarmsUpAsTheRuleSays() {
-    assertThat(new WarmUp(3, 12).forReplicas(1)).isEqualTo(new WarmUp(3, 12));
+  void oneReplicaWarmsUpAsLongAsThreeTimesTheLimit() {
+    // Its compilers were still busy in the twelfth round and less so, not settled, in the 36th.
+    assertThat(new WarmUp(3, 12).forSubrange(1)).isEqualTo(new WarmUp(3, 36));
+  }
+
+  @Test
+  void moreReplicasNeverWarmUpForLessThanOne() {
+    WarmUp rule = new WarmUp(3, 12);
+    for (int replicas = 2; replicas <= 5; replicas++) {
+      assertThat(rule.forSubrange(replicas).min()).isGreaterThan(rule.forSubrange(replicas - 1).min());
+      assertThat(rule.forSubrange(replicas).limit()).isGreaterThan(rule.forSubrange(replicas - 1).limit());
+    }
   }
 }

@@ -23,7 +23,7 @@ class CostScenarioWarmUpTest {
   }
 
   @Test
-  void moreReplicasNeverWarmUpForLessThanOne() {
+  void moreReplicasWarmUpLonger() {
     WarmUp rule = new WarmUp(3, 12);
     for (int replicas = 2; replicas <= 5; replicas++) {
       assertThat(rule.forSubrange(replicas).min()).isGreaterThan(rule.forSubrange(replicas - 1).min());

@@ -50,14 +50,17 @@ public final class ReplicatedCluster implements AutoCloseable {
    *     server), or null for the direct one
    * @param reserveAhead {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas (as
    *     manifests/deployment.yaml sets it unless changed; 0: none)
+   * @param callsPerConnection {@code SUBRANGE_ADMISSION_CALLS_PER_CONNECTION} of the webhook
+   *     replicas, or null for the product's default
    */
   public record Settings(int webhooks, String serviceCidrs, String podCidrs, Duration orphanGrace,
-      Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig, int reserveAhead) {
+      Duration reconcilerInterval, Duration leaseDuration, Path webhookKubeconfig, int reserveAhead,
+      Integer callsPerConnection) {
 
     /** Three replicas, the product's defaults for grace and intervals, values reserved ahead as deployed. */
     public static Settings defaults() {
       return new Settings(3, "10.96.0.0/20", "10.244.0.0/16", Duration.ofSeconds(60), Duration.ofSeconds(10),
-          Duration.ofSeconds(15), null, deployedReserveAhead(RepoLayout.locate()));
+          Duration.ofSeconds(15), null, deployedReserveAhead(RepoLayout.locate()), null);
     }
 
     /** What manifests/deployment.yaml reserves ahead per batch, so the harness runs what is deployed. */
@@ -68,34 +71,40 @@ public final class ReplicatedCluster implements AutoCloseable {
     /** {@code SUBRANGE_SERVICE_CIDRS}, e.g. the API server's own --service-cluster-ip-range. */
     public Settings withServiceCidrs(String cidrs) {
       return new Settings(webhooks, cidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig, reserveAhead);
+          webhookKubeconfig, reserveAhead, callsPerConnection);
     }
 
     /** {@code SUBRANGE_KUBERNETES_RESERVE_AHEAD} of the webhook replicas; 0 reserves nothing ahead. */
     public Settings withReserveAhead(int batch) {
       return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig, batch);
+          webhookKubeconfig, batch, callsPerConnection);
+    }
+
+    /** Admission calls per connection before its answer closes it; small, to see calls spread. */
+    public Settings withCallsPerConnection(int calls) {
+      return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
+          webhookKubeconfig, reserveAhead, calls);
     }
 
     public Settings withWebhooks(int count) {
       return new Settings(count, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig, reserveAhead);
+          webhookKubeconfig, reserveAhead, callsPerConnection);
     }
 
     /** Short grace, interval and Lease, so tests see reclaims and failover in seconds. */
     public Settings quick() {
       return new Settings(webhooks, serviceCidrs, podCidrs, Duration.ofSeconds(5), Duration.ofSeconds(1),
-          Duration.ofSeconds(6), webhookKubeconfig, reserveAhead);
+          Duration.ofSeconds(6), webhookKubeconfig, reserveAhead, callsPerConnection);
     }
 
     public Settings withOrphanGrace(Duration grace) {
       return new Settings(webhooks, serviceCidrs, podCidrs, grace, reconcilerInterval, leaseDuration,
-          webhookKubeconfig, reserveAhead);
+          webhookKubeconfig, reserveAhead, callsPerConnection);
     }
 
     public Settings withWebhookKubeconfig(Path kubeconfig) {
       return new Settings(webhooks, serviceCidrs, podCidrs, orphanGrace, reconcilerInterval, leaseDuration,
-          kubeconfig, reserveAhead);
+          kubeconfig, reserveAhead, callsPerConnection);
     }
   }
 
@@ -187,6 +196,9 @@ public final class ReplicatedCluster implements AutoCloseable {
     env.put("SUBRANGE_RECONCILER_INTERVAL", settings.reconcilerInterval().toMillis() + "ms");
     env.put("SUBRANGE_RECONCILER_LEASE_DURATION", settings.leaseDuration().toSeconds() + "s");
     env.put("SUBRANGE_KUBERNETES_RESERVE_AHEAD", String.valueOf(settings.reserveAhead()));
+    if (settings.callsPerConnection() != null) {
+      env.put("SUBRANGE_ADMISSION_CALLS_PER_CONNECTION", String.valueOf(settings.callsPerConnection()));
+    }
     env.put("KUBECONFIG", kubeconfig.toString());
     return env;
   }

@@ -11,12 +11,16 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 /**
  * A control plane of its own with subrange replicated on it ({@link ReplicatedCluster}): three
  * webhook replicas on the ConfigMap store, one reconciler, quick grace and intervals (5 s grace,
- * 1 s passes, 6 s Lease) so reclaims and failover show within a test. Shared by the classes
- * that use it; stopped when the run ends.
+ * 1 s passes, 6 s Lease) so reclaims and failover show within a test, and connections closed
+ * every {@value #CALLS_PER_CONNECTION} admission calls so the API server's calls spread over the
+ * replicas within a test's few hundred creates. Shared by the classes that use it; stopped when
+ * the run ends.
  */
 public final class ReplicatedE2e implements ParameterResolver {
 
   static final String APISERVER_SERVICE_CIDRS = "10.96.0.0/16";
+  /** subrange.admission.calls-per-connection of the replicas (1000 by default). */
+  static final int CALLS_PER_CONNECTION = 20;
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -38,7 +42,7 @@ public final class ReplicatedE2e implements ParameterResolver {
       ControlPlane plane = ControlPlane.start(repo, APISERVER_SERVICE_CIDRS, ControlPlane.FEATURE_GATES, workDir);
       try {
         return new Running(plane, ReplicatedCluster.start(repo, plane, workDir,
-            ReplicatedCluster.Settings.defaults().quick()));
+            ReplicatedCluster.Settings.defaults().quick().withCallsPerConnection(CALLS_PER_CONNECTION)));
       } catch (RuntimeException e) {
         plane.close();
         throw e;

@@ -44,6 +44,12 @@ import java.util.concurrent.TimeUnit;
  * this connection's admission is being answered, or while a request passed on still awaits
  * Reactor Netty's response, is held (and reading paused) until that answer is out. The API server
  * sends one request at a time per connection, so this is for other clients' sake.
+ *
+ * <p>A connection serves {@code subrange.admission.calls-per-connection} admission calls; the
+ * last one's answer says {@code Connection: close} and closes it. The API server's webhook client
+ * reuses the connection it used last, so behind a Service one replica can otherwise get nearly
+ * every call for as long as its connection lives while the others stay idle and cold; a new
+ * connection is balanced afresh (docs/performance.md, "Thirty-second round").
  */
 final class AdmissionConnection extends ChannelDuplexHandler {
 
@@ -56,6 +62,10 @@ final class AdmissionConnection extends ChannelDuplexHandler {
   private boolean passingOnBody;
   /** Messages that arrived while an earlier request was still to be answered, in order. */
   private final ArrayDeque<Object> held = new ArrayDeque<>();
+  /** Admission calls answered on this connection, for subrange.admission.calls-per-connection. */
+  private int answeredCalls;
+  /** Its last answer said Connection: close: nothing read after it is worked on. */
+  private boolean closing;
 
   AdmissionConnection(AdmissionEndpoint endpoint) {
     this.endpoint = endpoint;
@@ -72,6 +82,8 @@ final class AdmissionConnection extends ChannelDuplexHandler {
     boolean closeAfterAnswer;
     /** ... as soon as the answer is out, not once the rest of the body is read. */
     boolean closeAtOnce;
+    /** The connection's last call (calls-per-connection): its answer closes the connection. */
+    boolean lastOnConnection;
     boolean entered;
     byte[] body = new byte[0];
     int size;
@@ -100,6 +112,12 @@ final class AdmissionConnection extends ChannelDuplexHandler {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (closing) {
+      // Sent behind a request whose answer closed the connection: not worked on, as HTTP/1.1
+      // asks; the client sees the connection close unanswered and may send it again.
+      ReferenceCountUtil.release(msg);
+      return;
+    }
     if (!held.isEmpty() || mustWait(msg)) {
       held.add(msg);
       ctx.channel().config().setAutoRead(false);
@@ -247,6 +265,17 @@ final class AdmissionConnection extends ChannelDuplexHandler {
     call = null;
     answered.entered = false;
     endpoint.leave();
+    // Served its share: closed after this answer, unless requests read already wait on it (not
+    // the API server's way: it sends one at a time); then the next answer with none waiting does.
+    answered.lastOnConnection = endpoint.connectionServed(++answeredCalls) && held.isEmpty()
+        && passedOnAwaitingResponse == 0;
+    if (answered.lastOnConnection) {
+      closing = true;
+      ctx.channel().config().setAutoRead(false);
+      endpoint.connectionRotated();
+      send(ctx, reply, answered);
+      return;
+    }
     send(ctx, reply, answered);
     replayHeld(ctx);
   }
@@ -259,7 +288,7 @@ final class AdmissionConnection extends ChannelDuplexHandler {
     if (reply.retryLater()) {
       response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
     }
-    if (about.closeAfterAnswer || !about.keepAlive || endpoint.draining()) {
+    if (about.closeAfterAnswer || !about.keepAlive || about.lastOnConnection || endpoint.draining()) {
       // Connection: close, as ShutdownDrain does for WebFlux's paths during the drain.
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
       if (about.entered) {

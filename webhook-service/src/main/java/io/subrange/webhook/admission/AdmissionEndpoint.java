@@ -52,6 +52,8 @@ public class AdmissionEndpoint implements SmartLifecycle {
   private final Semaphore inFlight;
   private final int maxInFlight;
   private final Duration bodyReadTimeout;
+  /** Admission calls one connection serves before its answer closes it; 0 for no limit. */
+  private final int callsPerConnection;
   /** How long an admission may take (said in the answer when a store write did not finish in it). */
   private final Duration admissionTimeout;
   private volatile boolean running;
@@ -62,6 +64,7 @@ public class AdmissionEndpoint implements SmartLifecycle {
     this.maxInFlight = properties.admission().maxInFlight();
     this.inFlight = new Semaphore(maxInFlight);
     this.bodyReadTimeout = properties.admission().bodyReadTimeout();
+    this.callsPerConnection = properties.admission().callsPerConnection();
     this.admissionTimeout = properties.admission().timeout();
     this.admits = properties.role().admits();
     this.reader = reader;
@@ -114,6 +117,16 @@ public class AdmissionEndpoint implements SmartLifecycle {
 
   Duration bodyReadTimeout() {
     return bodyReadTimeout;
+  }
+
+  /** Whether a connection that has served {@code answered} admission calls is done (subrange.admission.calls-per-connection). */
+  boolean connectionServed(int answered) {
+    return callsPerConnection > 0 && answered >= callsPerConnection;
+  }
+
+  /** A connection closed after its last call, for the API server to open another. */
+  void connectionRotated() {
+    metrics.connectionRotated();
   }
 
   /** Whether answers should close their connections (the drain at shutdown). */

@@ -111,13 +111,19 @@ public record SubrangeProperties(
    *     value is taken, so tenants do not learn each other's Service names
    * @param serverThreads event loops serving HTTP (admission calls, probes, metrics), one by
    *     default (see {@code ServerThreads})
+   * @param callsPerConnection admission calls one connection serves; the answer to the last says
+   *     {@code Connection: close}, so the API server opens a new one, which the Service in front
+   *     of the replicas may send to another replica (nginx's {@code keepalive_requests}). The
+   *     API server reuses the connection it used last, so without this one replica can serve
+   *     nearly every call for as long as the connection lives. 0 never closes for this
    */
   public record Admission(
       @NotNull @DefaultValue("4s") Duration timeout,
       @Min(1) @DefaultValue("64") int maxInFlight,
       @NotNull @DefaultValue("10s") Duration bodyReadTimeout,
       @DefaultValue("true") boolean nameOtherNamespacesHolders,
-      @Min(1) @DefaultValue("1") int serverThreads) {
+      @Min(1) @DefaultValue("1") int serverThreads,
+      @Min(0) @DefaultValue("1000") int callsPerConnection) {
   }
 
   /**

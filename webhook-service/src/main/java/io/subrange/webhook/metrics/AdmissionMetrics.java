@@ -34,8 +34,18 @@ public class AdmissionMetrics {
   private record Meters(Counter requests, Timer duration) {
   }
 
+  private final Counter connectionsRotated;
+
   public AdmissionMetrics(MeterRegistry registry) {
     this.registry = registry;
+    this.connectionsRotated = Counter.builder("subrange.admission.connections.rotated")
+        .description("Connections closed after serving subrange.admission.calls-per-connection admission calls")
+        .register(registry);
+  }
+
+  /** One connection closed after its last admission call (see subrange.admission.calls-per-connection). */
+  public void connectionRotated() {
+    connectionsRotated.increment();
   }
 
   public void record(String webhook, String kind, String operation, String result, long nanos) {

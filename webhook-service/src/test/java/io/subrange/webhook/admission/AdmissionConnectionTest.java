@@ -3,18 +3,17 @@ package io.subrange.webhook.admission;
 import static io.subrange.webhook.admission.AdmissionReviews.review;
 import static io.subrange.webhook.admission.AdmissionReviews.service;
 import static io.subrange.webhook.admission.AdmissionReviews.uid;
+import static io.subrange.webhook.admission.RawHttp.get;
+import static io.subrange.webhook.admission.RawHttp.post;
+import static io.subrange.webhook.admission.RawHttp.send;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
+import io.subrange.webhook.admission.RawHttp.Response;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -51,14 +50,14 @@ class AdmissionConnectionTest {
       Response secondAnswer = Response.read(in);
       Response readyzAgain = Response.read(in);
 
-      assertThat(readyz.status).isEqualTo(200);
-      assertThat(readyz.body).contains("UP");
-      assertThat(firstAnswer.status).isEqualTo(200);
+      assertThat(readyz.status()).isEqualTo(200);
+      assertThat(readyz.body()).contains("UP");
+      assertThat(firstAnswer.status()).isEqualTo(200);
       assertThat(answerUid(firstAnswer)).isEqualTo(uid(AdmissionReviews.JSON.readTree(first)));
-      assertThat(livez.status).isEqualTo(200);
-      assertThat(secondAnswer.status).isEqualTo(200);
+      assertThat(livez.status()).isEqualTo(200);
+      assertThat(secondAnswer.status()).isEqualTo(200);
       assertThat(answerUid(secondAnswer)).isEqualTo(uid(AdmissionReviews.JSON.readTree(second)));
-      assertThat(readyzAgain.status).isEqualTo(200);
+      assertThat(readyzAgain.status()).isEqualTo(200);
     }
   }
 
@@ -72,10 +71,10 @@ class AdmissionConnectionTest {
           + "Expect: 100-continue\r\nContent-Length: " + bytes.length + "\r\n\r\n");
       InputStream in = socket.getInputStream();
       Response interim = Response.read(in);
-      assertThat(interim.status).isEqualTo(100);
+      assertThat(interim.status()).isEqualTo(100);
       socket.getOutputStream().write(bytes);
       Response answer = Response.read(in);
-      assertThat(answer.status).isEqualTo(200);
+      assertThat(answer.status()).isEqualTo(200);
       assertThat(answerUid(answer)).isEqualTo(uid(AdmissionReviews.JSON.readTree(body)));
     }
   }
@@ -88,67 +87,14 @@ class AdmissionConnectionTest {
       send(socket, post("/mutate", body).replace("Host: localhost\r\n", "Host: localhost\r\nConnection: close\r\n"));
       InputStream in = socket.getInputStream();
       Response answer = Response.read(in);
-      assertThat(answer.status).isEqualTo(200);
-      assertThat(answer.headers.get("connection")).isEqualTo("close");
+      assertThat(answer.status()).isEqualTo(200);
+      assertThat(answer.headers().get("connection")).isEqualTo("close");
       assertThat(in.read()).as("the server closed the connection").isEqualTo(-1);
     }
   }
 
   private static String answerUid(Response answer) throws IOException {
-    JsonNode review = AdmissionReviews.JSON.readTree(answer.body);
+    JsonNode review = AdmissionReviews.JSON.readTree(answer.body());
     return review.path("response").path("uid").asText();
-  }
-
-  private static String get(String path) {
-    return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  }
-
-  private static String post(String path, String body) {
-    return "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
-        + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body;
-  }
-
-  private static void send(Socket socket, String text) throws IOException {
-    OutputStream out = socket.getOutputStream();
-    out.write(text.getBytes(StandardCharsets.UTF_8));
-    out.flush();
-  }
-
-  /** One HTTP/1.1 response read off a stream: Content-Length or chunked bodies. */
-  private record Response(int status, Map<String, String> headers, String body) {
-
-    static Response read(InputStream in) throws IOException {
-      String statusLine = line(in);
-      int status = Integer.parseInt(statusLine.split(" ")[1]);
-      Map<String, String> headers = new LinkedHashMap<>();
-      for (String header = line(in); !header.isEmpty(); header = line(in)) {
-        int colon = header.indexOf(':');
-        headers.put(header.substring(0, colon).trim().toLowerCase(Locale.ROOT), header.substring(colon + 1).trim());
-      }
-      ByteArrayOutputStream body = new ByteArrayOutputStream();
-      if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
-        for (int size = Integer.parseInt(line(in).trim(), 16); size > 0; size = Integer.parseInt(line(in).trim(), 16)) {
-          body.write(in.readNBytes(size));
-          line(in);
-        }
-        line(in);
-      } else if (headers.containsKey("content-length")) {
-        body.write(in.readNBytes(Integer.parseInt(headers.get("content-length"))));
-      }
-      return new Response(status, headers, body.toString(StandardCharsets.UTF_8));
-    }
-
-    private static String line(InputStream in) throws IOException {
-      StringBuilder line = new StringBuilder();
-      for (int c = in.read(); c != '\n'; c = in.read()) {
-        if (c < 0) {
-          throw new IOException("the connection ended in the middle of a response: " + line);
-        }
-        if (c != '\r') {
-          line.append((char) c);
-        }
-      }
-      return line.toString();
-    }
   }
 }

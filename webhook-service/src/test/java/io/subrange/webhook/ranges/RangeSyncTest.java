@@ -87,7 +87,7 @@ class RangeSyncTest {
         new SubrangeProperties.Pod(podCidrs.stream().map(Cidr::parse).toList(), 24, 64),
         SubrangeProperties.StoreKind.MEMORY,
         SubrangeProperties.Role.ALL,
-        new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true, 1),
+        new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true, 1, 1000),
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
         new SubrangeProperties.Kubernetes(true, startupTimeout, Duration.ofSeconds(5), "", Duration.ZERO, 0,
             Duration.ofMillis(500)),

@@ -210,7 +210,7 @@ class ReconcilerRunnerTest {
         new SubrangeProperties.Pod(List.of(), 24, 64),
         storeKind,
         role,
-        new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true, 1),
+        new SubrangeProperties.Admission(Duration.ofSeconds(4), 64, Duration.ofSeconds(10), true, 1, 1000),
         new SubrangeProperties.Tls("/etc/subrange/tls", ""),
         new SubrangeProperties.Kubernetes(true, Duration.ofSeconds(5), Duration.ofSeconds(5), NS, Duration.ZERO, 0,
             Duration.ofMillis(500)),

@@ -3,6 +3,7 @@ package io.subrange.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.subrange.testing.CostScenario.WarmUp;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CostScenarioWarmUpTest {
@@ -29,5 +30,18 @@ class CostScenarioWarmUpTest {
       assertThat(rule.forSubrange(replicas).min()).isGreaterThan(rule.forSubrange(replicas - 1).min());
       assertThat(rule.forSubrange(replicas).limit()).isGreaterThan(rule.forSubrange(replicas - 1).limit());
     }
+  }
+
+  @Test
+  void oneQuietRoundAfterBusyOnesIsNotSettled() {
+    // The thirty-sixth round's held run: 61 rounds at 0.035-0.515 ms, then one at 0.010.
+    assertThat(WarmUp.settled(List.of(0.250, 0.105, 0.010))).isFalse();
+    assertThat(WarmUp.settled(List.of(0.010, 0.020))).isFalse();
+  }
+
+  @Test
+  void settlesAfterThreeQuietRoundsInARow() {
+    assertThat(WarmUp.settled(List.of(0.885, 0.350, 0.020, 0.010, 0.000))).isTrue();
+    assertThat(WarmUp.settled(List.of(0.020, 0.010, 0.035, 0.010, 0.020))).isFalse();
   }
 }

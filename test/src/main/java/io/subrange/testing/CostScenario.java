@@ -56,7 +56,8 @@ final class CostScenario {
 
   /** The command line's options, with the scenario's defaults. */
   record Options(int services, int clients, int held, List<Integer> prefixes, int replicas, int warmUpRounds,
-      int warmUpLimit, int measuredRuns, Set<String> only, int apiServerProfileSeconds, boolean noOpPatches) {
+      int warmUpLimit, int measuredRuns, Set<String> only, int apiServerProfileSeconds, boolean noOpPatches,
+      Pacing pacing) {
 
     /** Every configuration, in the order they run: what {@code --only} chooses from. */
     static final List<String> CONFIGURATIONS = List.of(BUILT_IN, NO_OP, ONE, REPLICAS, HELD);
@@ -74,7 +75,8 @@ final class CostScenario {
           Integer.parseInt(options.getOrDefault("measured-runs", "3")),
           Set.copyOf(Arrays.asList(options.getOrDefault("only", String.join(",", CONFIGURATIONS)).split(","))),
           Integer.parseInt(options.getOrDefault("api-server-profile", "0")),
-          Boolean.parseBoolean(options.getOrDefault("no-op-patches", "false")));
+          Boolean.parseBoolean(options.getOrDefault("no-op-patches", "false")),
+          new Pacing(Double.parseDouble(options.getOrDefault("rate", "0"))));
     }
 
     Options {
@@ -255,10 +257,11 @@ final class CostScenario {
   /** Runs the scenario; true when every check passed. */
   static boolean cost(Map<String, String> commandLine) {
     Options options = Options.from(commandLine);
-    System.out.printf("== cost: %d Services (half NodePort) per run, %d clients, API server ranges %s; built-in,"
-            + " no-op webhook, subrange with 1 and with %d replicas + reconciler; %,d ClusterIP Services held at /%d%n",
-        options.services(), options.clients(), options.prefixes().stream().map(p -> "/" + p).toList(),
-        options.replicas(), options.held(), options.heldPrefix());
+    System.out.printf("== cost: %d Services (half NodePort) per run, %d clients (%s), API server ranges %s;"
+            + " built-in, no-op webhook, subrange with 1 and with %d replicas + reconciler; %,d ClusterIP Services"
+            + " held at /%d%n", options.services(), options.clients(), options.pacing(),
+        options.prefixes().stream().map(p -> "/" + p).toList(), options.replicas(), options.held(),
+        options.heldPrefix());
     CostScenario scenario = new CostScenario(options);
     for (int prefix : options.prefixes()) {
       scenario.measure(prefix);
@@ -483,7 +486,8 @@ final class CostScenario {
     ApiServerProfile profile = options.apiServerProfileSeconds() == 0 || n > 1 ? null : ApiServerProfile.start(load,
         options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
     CpuUse before = CpuUse.sample(processes);
-    ServiceLoad.Report report = ServiceLoad.create(load, namespace, names, services, clients, done -> { });
+    ServiceLoad.Report report = ServiceLoad.create(load, namespace, names, services, clients, options.pacing(),
+        done -> { });
     CpuUse after = CpuUse.sample(processes);
     ApiServerTraffic trafficAfter = ApiServerTraffic.read(load);
     ThreadCpu webhookThreadsAfter = ThreadCpu.sample(webhooks);
@@ -587,7 +591,8 @@ final class CostScenario {
       rounds++;
       String prefix = "warm" + rounds;
       ThreadCpu before = ThreadCpu.sample(jvms);
-      ServiceLoad.create(load, namespace, prefix, options.services(), options.clients(), done -> { });
+      ServiceLoad.create(load, namespace, prefix, options.services(), options.clients(), options.pacing(),
+          done -> { });
       ServiceLoad.deleteAll(load, namespace, prefix, options.clients());
       if (subrange != null) {
         // The reconciler frees them from the deletes' events, with writes every replica loads:

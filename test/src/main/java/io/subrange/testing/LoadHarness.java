@@ -41,16 +41,17 @@ public final class LoadHarness {
         usage: test/scripts/load <replicas|cost|all> [--services N] [--clients C] [--replicas R] [--kill]
                                  [--grace SECONDS] [--ranges P[,P...]] [--held H] [--warm-up-rounds W]
                                  [--warm-up-limit L] [--measured-runs M] [--only CONFIGURATION[,...]]
-                                 [--api-server-profile S] [--no-op-patches]
+                                 [--api-server-profile S] [--no-op-patches] [--rate R]
           replicas   a, b, c: N Services from C clients through R webhook replicas (default 3000, 32, 3);
                      --kill kills one replica halfway; reclaim and delete-everything checks follow
           cost       issue 12, for each API server range 10.96.0.0/P (default 12,16): N Services from C
                      clients (default 2000, 16) with the built-in allocation alone, a no-op webhook,
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
-                     range) then H ClusterIP Services held (default 20000) and the R-replica run again;
-                     last, the built-in alone again: its figures are the medians of both stretches.
+                     range) then H ClusterIP Services held (default 20000) and the R-replica run again,
+                     then the built-in alone with them held (no target); last, the built-in alone again,
+                     empty: its figures are the medians of both empty stretches.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
-                     JVMs' JIT has settled, at most L (default 12, or W if larger); subrange with 1 replica
+                     JVMs' JIT has settled (three rounds in a row under 0.03 ms per create), at most L (default 12, or W if larger); subrange with 1 replica
                      at most 3 L, with R replicas at least R times W and at most 2 R times L (its JVMs
                      compile for longer, and the API server's calls do not spread evenly).
                      Then M measured runs (default 3), one after another; the table and the targets take
@@ -58,8 +59,8 @@ public final class LoadHarness {
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
                      at /16; p99 overhead <= 50 ms. An hour or two on 2 cores, more on a slow hour
-                     (--ranges 12 --only built-in,replicas,held-run: 46 minutes; three replicas' 72
-                     warm-up rounds alone at /12: 42 minutes on a slow morning).
+                     (--ranges 12 --only built-in,replicas,held-run: 107 minutes; three replicas' 72
+                     warm-up rounds alone at /12: about 40 minutes).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's
@@ -68,6 +69,9 @@ public final class LoadHarness {
                      --no-op-patches: the no-op answers Service creates with a one-operation patch
                      (an annotation), as a webhook that assigns values must; the API server's work
                      on a patch is then in the baseline
+                     --rate R: the clients start at most R creates per second (default 0: as fast as
+                     the API server answers), in warm-up and measured runs alike, so that configurations
+                     the API server serves at different rates can be compared at the same one
           overhead   the same as cost (its former name)
           all        replicas, then cost
         """;

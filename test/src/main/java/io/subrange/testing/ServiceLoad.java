@@ -98,7 +98,13 @@ public final class ServiceLoad {
    */
   public static Report create(KubernetesClient client, String namespace, String prefix, int count, int clients,
       IntConsumer afterEach) {
-    return createAll(client, namespace, prefix, count, clients, i -> i % 2 == 1, afterEach);
+    return create(client, namespace, prefix, count, clients, Pacing.NONE, afterEach);
+  }
+
+  /** As {@link #create(KubernetesClient, String, String, int, int, IntConsumer)}, started no faster than {@code pacing}. */
+  static Report create(KubernetesClient client, String namespace, String prefix, int count, int clients,
+      Pacing pacing, IntConsumer afterEach) {
+    return createAll(client, namespace, prefix, count, clients, pacing, i -> i % 2 == 1, afterEach);
   }
 
   /**
@@ -107,11 +113,11 @@ public final class ServiceLoad {
    */
   public static Report createClusterIpOnly(KubernetesClient client, String namespace, String prefix, int count,
       int clients) {
-    return createAll(client, namespace, prefix, count, clients, i -> false, done -> { });
+    return createAll(client, namespace, prefix, count, clients, Pacing.NONE, i -> false, done -> { });
   }
 
   private static Report createAll(KubernetesClient client, String namespace, String prefix, int count, int clients,
-      IntPredicate nodePort, IntConsumer afterEach) {
+      Pacing pacing, IntPredicate nodePort, IntConsumer afterEach) {
     AtomicInteger next = new AtomicInteger();
     AtomicInteger done = new AtomicInteger();
     List<Outcome> outcomes = Collections.synchronizedList(new ArrayList<>());
@@ -121,6 +127,7 @@ public final class ServiceLoad {
     for (int c = 0; c < clients; c++) {
       workers.add(pool.submit(() -> {
         for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
+          pacing.awaitTurn(started, i);
           outcomes.add(createOne(client, namespace, prefix + "-" + i, nodePort.test(i)));
           afterEach.accept(done.incrementAndGet());
         }

@@ -605,7 +605,9 @@ final class CostScenario {
       measurable = !byKind.isEmpty();
       double jit = byKind.getOrDefault(ThreadCpu.JIT, 0.0) + Math.max(0, byKind.getOrDefault(ThreadCpu.ENDED, 0.0));
       compiling.add(jit);
-      settled = WarmUp.settled(compiling);
+      // Nothing to settle (the built-in alone) or nothing to read it from: the minimum rounds, as
+      // before the rule counted quiet rounds in a row.
+      settled = !measurable || WarmUp.settled(compiling);
     }
     if (rounds > 0) {
       String state = jvms.isEmpty() ? "no JVM to settle"

@@ -51,9 +51,10 @@ public final class LoadHarness {
                      then the built-in alone with them held (no target); last, the built-in alone again,
                      empty: its figures are the medians of both empty stretches.
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
-                     JVMs' JIT has settled (three rounds in a row under 0.03 ms per create), at most L (default 12, or W if larger); subrange with 1 replica
-                     at most 3 L, with R replicas at least R times W and at most 2 R times L (its JVMs
-                     compile for longer, and the API server's calls do not spread evenly).
+                     JVMs' JIT has settled (three rounds in a row under 0.03 ms per create and delete), at
+                     most L (default 12, or W if larger); subrange with 1 replica at most 3 L, with R
+                     replicas at least R times W and at most 2 R times L (its JVMs compile for longer, and
+                     the API server's calls do not spread evenly).
                      Then M measured runs (default 3), one after another; the table and the targets take
                      each figure's median over them.
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms

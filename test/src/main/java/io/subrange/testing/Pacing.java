@@ -6,9 +6,9 @@ import java.util.concurrent.locks.LockSupport;
  * An upper bound on how fast a load starts its creates: the {@code i}th (from 0) starts no
  * earlier than {@code i / perSecond} seconds after the first, whatever the clients could do.
  * Without it the clients create as fast as the API server answers, and configurations that slow
- * the API server down also run at a lower rate, which by itself changes every process's CPU per
- * create (docs/performance.md, "Thirty-seventh round"); paced below both, two configurations
- * are compared at the same rate.
+ * the API server down also run at a lower rate; in the thirty-seventh round every process's CPU
+ * per create moved with the rate (docs/performance.md). Paced below both, two configurations are
+ * compared at the same rate.
  *
  * @param perSecond creates started per second at most; 0 for no bound
  */

@@ -24,10 +24,10 @@ import java.util.stream.Collectors;
  * same API server and etcd one configuration after another: the built-in allocation alone, a
  * webhook that does nothing ({@link NoOpWebhook}), subrange with one replica, and subrange as
  * deployed (R replicas and the reconciler); at the first /12 (or widest) range also with many
- * Services held, and the built-in alone with them still held (what holding them costs the API
- * server by itself); then the built-in alone again, so that what the others are compared with
- * spans the same hour. Each measured run follows warm-up rounds of creates and deletes of the same
- * size.
+ * Services held, then empty again once they are deleted; then the built-in alone again, so that
+ * what the others are compared with spans the same hour, and at that range the built-in alone
+ * with as many Services held (what holding them costs the API server by itself). Each measured run
+ * follows warm-up rounds of creates and deletes of the same size.
  */
 final class CostScenario {
 
@@ -49,6 +49,11 @@ final class CostScenario {
   private static final String BUILT_IN_HELD = "built-in-held";
   /** The built-in's second stretch, after the webhooks are gone (see measure). */
   private static final String BUILT_IN_AFTER = "built-in-after";
+  /**
+   * subrange's second empty stretch, after the held run and the held Services' deletes (see
+   * replicas). Measured with the held run.
+   */
+  private static final String REPLICAS_AFTER = "replicas-after";
   /** The harness's own process: the load client, and the balancer in front of the replicas. */
   private static final List<ProcessHandle> HARNESS = List.of(ProcessHandle.current());
   /** How long a measured run waits for compiles started before it (see awaitJitIdle). */
@@ -318,13 +323,6 @@ final class CostScenario {
         replicas(config, plane, workDir, prefix, settings, held, results);
       }
       if (builtInBefore != null && results.size() > 1) {
-        if (held) {
-          // In the thirty-fourth to thirty-sixth rounds the API server took about 2.4 ms more per
-          // create with the Services held than without, next to subrange: whether it does so
-          // alone too says how much of the held run's slowdown is the API server's own.
-          results.put(BUILT_IN_HELD, run(config, workDir, BUILT_IN_HELD, options.warmUp(), Map.of(), null, null));
-          deleteHeld(config);
-        }
         // The ratio and the p99 overhead compare the built-in with configurations measured up to
         // an hour later, on a machine whose speed drifts within minutes: in the thirtieth round's
         // /12 run three replicas made 240.5, 181.1 and 165.9 creates/s in three consecutive runs,
@@ -332,27 +330,47 @@ final class CostScenario {
         // load client's from 0.53 to 0.89. So the built-in runs again once the webhooks are gone,
         // and its figures are the medians of both stretches, which bracket the others in time.
         Measured after = run(config, workDir, BUILT_IN_AFTER, options.warmUp(), Map.of(), null, null);
-        System.out.printf("   %-11s creates/s before the webhooks %s, after them %s; p99 ms before %s, after %s;"
-                + " the table takes all %d runs%n", BUILT_IN, builtInBefore.spread(r -> r.report().createsPerSecond()),
-            after.spread(r -> r.report().createsPerSecond()), builtInBefore.spread(r -> r.report().percentileMillis(99)),
-            after.spread(r -> r.report().percentileMillis(99)), builtInBefore.runs().size() + after.runs().size());
-        results.put(BUILT_IN, builtInBefore.with(after));
+        results.put(BUILT_IN, bothStretches(BUILT_IN, "the webhooks", builtInBefore, after));
+        if (held) {
+          // In the thirty-fourth to thirty-seventh rounds the API server took 2.4-2.5 ms more per
+          // create with the Services held than without, next to subrange: whether it does so alone
+          // too says how much of the held run's slowdown is the API server's own. The built-in
+          // holds them itself (subrange is gone), right after its own empty stretch.
+          hold(config);
+          results.put(BUILT_IN_HELD, run(config, workDir, BUILT_IN_HELD, options.warmUp(), Map.of(), null, null));
+          deleteHeld(config);
+        }
       }
     }
     report(prefix, results);
   }
 
   /**
-   * subrange as deployed (R replicas and the reconciler), empty and then with the held Services;
-   * afterwards the webhooks are unregistered, so that the built-in can run again.
+   * One configuration's two stretches as one, judged on all their runs, with a line showing each:
+   * the machine's speed drifts within minutes, and two stretches on either side of what they are
+   * compared with keep one slow spell from deciding a target alone.
+   */
+  private static Measured bothStretches(String label, String around, Measured before, Measured after) {
+    System.out.printf("   %-11s creates/s before %s %s, after them %s; p99 ms before %s, after %s;"
+            + " the table takes all %d runs%n", label, around, before.spread(r -> r.report().createsPerSecond()),
+        after.spread(r -> r.report().createsPerSecond()), before.spread(r -> r.report().percentileMillis(99)),
+        after.spread(r -> r.report().percentileMillis(99)), before.runs().size() + after.runs().size());
+    return before.with(after);
+  }
+
+  /**
+   * subrange as deployed (R replicas and the reconciler), empty; then with the held Services, and
+   * empty again once they are deleted; afterwards the webhooks are unregistered, so that the
+   * built-in can run again.
    */
   private void replicas(Config config, ControlPlane plane, Path workDir, int prefix,
       ReplicatedCluster.Settings settings, boolean held, Map<String, Measured> results) {
     try (ReplicatedCluster cluster = ReplicatedCluster.start(repo, plane, workDir.resolve("replicas"),
         settings.withWebhooks(options.replicas()))) {
       // Each replica serves about a third of the creates, unevenly: see WarmUp.forSubrange.
-      results.put(REPLICAS, run(config, workDir, REPLICAS, options.warmUp().forSubrange(options.replicas()),
-          CpuUse.processes(cluster), cluster, cluster.probes()));
+      Measured empty = run(config, workDir, REPLICAS, options.warmUp().forSubrange(options.replicas()),
+          CpuUse.processes(cluster), cluster, cluster.probes());
+      results.put(REPLICAS, empty);
       checkNothingRepaired(cluster, prefix, REPLICAS);
       if (held) {
         hold(config);
@@ -365,6 +383,19 @@ final class CostScenario {
         results.put(HELD, run(config, workDir, HELD, options.warmUp().forSubrange(options.replicas()),
             CpuUse.processes(cluster), cluster, cluster.probes()));
         checkNothingRepaired(cluster, prefix, HELD);
+        // The held run is compared with the empty one, measured about forty minutes earlier: in the
+        // thirty-seventh round the load client's own CPU per create (the same work in every run)
+        // rose by 30% across the three held runs, so part of what they measured was the machine.
+        // subrange runs empty again once the held Services are deleted, and the empty side of the
+        // held targets is the median of both stretches, as the built-in's is for the ratio. The
+        // JVMs are as warm as they will get: the rounds before it are only the usual minimum.
+        deleteHeld(config);
+        awaitDeletesFreed(cluster);
+        Measured emptyAgain = run(config, workDir, REPLICAS_AFTER,
+            new WarmUp(options.warmUpRounds(), options.warmUpRounds()), CpuUse.processes(cluster), cluster,
+            cluster.probes());
+        checkNothingRepaired(cluster, prefix, REPLICAS_AFTER);
+        results.put(REPLICAS, bothStretches(REPLICAS, "the held Services", empty, emptyAgain));
       }
       LoadHarness.printStoreMetrics(cluster);
       System.out.println("   connections per replica: " + cluster.balancer().connectionsByBackend());

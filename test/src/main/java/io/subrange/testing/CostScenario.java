@@ -36,24 +36,24 @@ final class CostScenario {
   /** The API server's own Service (default/kubernetes), the first address of every range here. */
   private static final String API_SERVER_SERVICE_IP = "10.96.0.1";
 
-  // The configurations, in the order they run; the built-in runs again at the end (BUILT_IN_AFTER).
+  // The configurations, in the order they run.
   private static final String BUILT_IN = "built-in";
   private static final String NO_OP = "no-op";
   private static final String ONE = "one-replica";
   private static final String REPLICAS = "replicas";
   private static final String HELD = "held-run";
   /**
-   * The built-in alone with the held Services still there, after the webhooks are gone: the held
-   * run's comparison for the API server's own part (see measure). Measured with the held run.
-   */
-  private static final String BUILT_IN_HELD = "built-in-held";
-  /** The built-in's second stretch, after the webhooks are gone (see measure). */
-  private static final String BUILT_IN_AFTER = "built-in-after";
-  /**
    * subrange's second empty stretch, after the held run and the held Services' deletes (see
    * replicas). Measured with the held run.
    */
   private static final String REPLICAS_AFTER = "replicas-after";
+  /** The built-in's second stretch, after the webhooks are gone (see measure). */
+  private static final String BUILT_IN_AFTER = "built-in-after";
+  /**
+   * The built-in alone with as many Services held, created by itself after its second stretch: the
+   * held run's comparison for the API server's own part (see measure). Measured with the held run.
+   */
+  private static final String BUILT_IN_HELD = "built-in-held";
   /** The harness's own process: the load client, and the balancer in front of the replicas. */
   private static final List<ProcessHandle> HARNESS = List.of(ProcessHandle.current());
   /** How long a measured run waits for compiles started before it (see awaitJitIdle). */
@@ -335,10 +335,16 @@ final class CostScenario {
           // In the thirty-fourth to thirty-seventh rounds the API server took 2.4-2.5 ms more per
           // create with the Services held than without, next to subrange: whether it does so alone
           // too says how much of the held run's slowdown is the API server's own. The built-in
-          // holds them itself (subrange is gone), right after its own empty stretch.
-          hold(config);
-          results.put(BUILT_IN_HELD, run(config, workDir, BUILT_IN_HELD, options.warmUp(), Map.of(), null, null));
-          deleteHeld(config);
+          // holds them itself (subrange is gone), right after its own second empty stretch, which
+          // is its closest comparison in time. They stay: the control plane goes next.
+          hold(config, "the built-in");
+          Measured builtInHeld = run(config, workDir, BUILT_IN_HELD, options.warmUp(), Map.of(), null, null);
+          results.put(BUILT_IN_HELD, builtInHeld);
+          System.out.printf("   [----] /%d, %,d held, the built-in alone, against its empty runs just before: creates/s"
+                  + " empty / held %.2f; ms CPU per create held / empty: kube-apiserver %.2f / %.2f, etcd %.2f / %.2f%n",
+              prefix, options.held(), after.createsPerSecond() / builtInHeld.createsPerSecond(),
+              builtInHeld.cpu(CpuUse.KUBE_APISERVER), after.cpu(CpuUse.KUBE_APISERVER), builtInHeld.cpu(CpuUse.ETCD),
+              after.cpu(CpuUse.ETCD));
         }
       }
     }
@@ -373,7 +379,7 @@ final class CostScenario {
       results.put(REPLICAS, empty);
       checkNothingRepaired(cluster, prefix, REPLICAS);
       if (held) {
-        hold(config);
+        hold(config, "subrange");
         // The JVMs have just admitted every held Service, but ClusterIP ones only: the measured
         // run's NodePorts then take code paths the compiler had stopped expecting, and it
         // compiles them again (0.58 ms per create in the twentieth round's held run after three
@@ -387,10 +393,17 @@ final class CostScenario {
         // thirty-seventh round the load client's own CPU per create (the same work in every run)
         // rose by 30% across the three held runs, so part of what they measured was the machine.
         // subrange runs empty again once the held Services are deleted, and the empty side of the
-        // held targets is the median of both stretches, as the built-in's is for the ratio. The
-        // JVMs are as warm as they will get: the rounds before it are only the usual minimum.
+        // held targets is the median of both stretches, as the built-in's is for the ratio. Its
+        // warm-up is the usual minimum, whatever the JIT does: by then the JVMs have run twice the
+        // rounds the empty run had before its measured runs, and the JIT is as settled as it gets
+        // (none of the thirty-seventh round's 144 rounds had three quiet ones in a row).
         deleteHeld(config);
-        awaitDeletesFreed(cluster);
+        Duration limit = heldFreedLimit();
+        long waitStart = System.nanoTime();
+        boolean freed = awaitDeletesFreed(cluster, limit);
+        ok &= LoadHarness.check(String.format("/%d: the store empty again %.0f s after the %,d held Services' deletes"
+                + " (at most %d s)", prefix, (System.nanoTime() - waitStart) / 1e9, options.held(), limit.toSeconds()),
+            freed);
         Measured emptyAgain = run(config, workDir, REPLICAS_AFTER,
             new WarmUp(options.warmUpRounds(), options.warmUpRounds()), CpuUse.processes(cluster), cluster,
             cluster.probes());
@@ -404,7 +417,10 @@ final class CostScenario {
     }
   }
 
-  /** Deletes the held Services, so that the built-in's second stretch runs on an API server as the first did. */
+  /**
+   * Deletes the held Services (which subrange's reconciler frees), so that subrange's second empty
+   * stretch and the built-in's runs after it find an API server and a store as the first ones did.
+   */
   private void deleteHeld(Config config) {
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, options.clients())) {
       ServiceLoad.deleteAll(load, HELD_NAMESPACE, "held", options.clients());
@@ -722,16 +738,17 @@ final class CostScenario {
         .collect(Collectors.joining("; "));
   }
 
-  /** Creates the held ClusterIP Services, through subrange, and keeps them. */
-  private void hold(Config config) {
+  /** Creates the held ClusterIP Services (through subrange, or the built-in: {@code by}) and keeps them. */
+  private void hold(Config config, String by) {
     try (KubernetesClient load = ServiceLoad.concurrentClient(config, options.clients())) {
       ControlPlane.ensureNamespace(load, HELD_NAMESPACE);
       ServiceLoad.Report report = ServiceLoad.createClusterIpOnly(load, HELD_NAMESPACE, "held", options.held(),
           options.clients());
-      System.out.printf("   held: %,d ClusterIP Services created in %.0f s (%.1f creates/s), failures %s%n",
-          report.created(), report.wall().toMillis() / 1000.0, report.createsPerSecond(), report.failuresByMessage());
-      ok &= LoadHarness.check(String.format("all %,d held Services created (%,d)", options.held(), report.created()),
-          report.failures().isEmpty());
+      System.out.printf("   held: %,d ClusterIP Services created by %s in %.0f s (%.1f creates/s), failures %s%n",
+          report.created(), by, report.wall().toMillis() / 1000.0, report.createsPerSecond(),
+          report.failuresByMessage());
+      ok &= LoadHarness.check(String.format("all %,d held Services created by %s (%,d)", options.held(), by,
+          report.created()), report.failures().isEmpty());
     }
   }
 
@@ -745,7 +762,8 @@ final class CostScenario {
     for (String type : List.of("not_allocated", "holder", "duplicate")) {
       repairs.put(type, sum(samples, "subrange_reconciler_repairs_total", Map.of("type", type)));
     }
-    ok &= LoadHarness.check(String.format("/%d, %s: no repairs by the reconciler %s", prefix, label, repairs),
+    ok &= LoadHarness.check(String.format("/%d, after %s: no repairs by the reconciler since it started %s", prefix,
+        label, repairs),
         repairs.values().stream().allMatch(count -> count == 0));
   }
 
@@ -761,16 +779,32 @@ final class CostScenario {
    * reconciler frees what deleted Services carried, shortly after.
    */
   private static void awaitDeletesFreed(ReplicatedCluster cluster) {
-    awaitStored(cluster, Duration.ofSeconds(120), "held values of deleted Services",
+    awaitDeletesFreed(cluster, Duration.ofSeconds(120));
+  }
+
+  /** As {@link #awaitDeletesFreed(ReplicatedCluster)}, at most {@code limit}; whether the store got there. */
+  private static boolean awaitDeletesFreed(ReplicatedCluster cluster, Duration limit) {
+    return awaitStored(cluster, limit, "held values of deleted Services",
         stored -> stored.nodePorts().isEmpty() && stored.clusterIps().keySet().equals(Set.of(API_SERVER_SERVICE_IP)));
   }
 
-  /** Polls the stored state until {@code done}; says so when {@code limit} passes first. */
-  private static void awaitStored(ReplicatedCluster cluster, Duration limit, String stillWhat,
+  /**
+   * How long the reconciler may take to free the held Services once their deletes are done: the
+   * usual wait (which covers the grace of values reserved ahead, a minute), and a second more for
+   * each 200 held, as it frees them from the deletes' events while they are still going on.
+   */
+  private Duration heldFreedLimit() {
+    return Duration.ofSeconds(120 + options.held() / 200);
+  }
+
+  /** Polls the stored state until {@code done}; says so when {@code limit} passes first. Whether it got there. */
+  private static boolean awaitStored(ReplicatedCluster cluster, Duration limit, String stillWhat,
       Predicate<StoredAllocations> done) {
     if (!Processes.pollUntil(limit, 250, () -> done.test(cluster.stored()))) {
       System.out.printf("   (the store still %s %d s later)%n", stillWhat, limit.toSeconds());
+      return false;
     }
+    return true;
   }
 
   // ---- report -----------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ import java.util.Set;
  *       server Service range, Service creates per second, latency and CPU per create by process
  *       with the built-in allocation alone, with a no-op webhook registered the same way, with
  *       subrange as one replica and as R replicas + reconciler, (at /12) with 20,000 Services
- *       held, then the built-in alone again; checked against issue 12's targets.
+ *       held and empty again once they are deleted, then the built-in alone again, and (at /12)
+ *       with 20,000 held; checked against issue 12's targets.
  * </ul>
  */
 public final class LoadHarness {
@@ -48,8 +49,10 @@ public final class LoadHarness {
                      clients (default 2000, 16) with the built-in allocation alone, a no-op webhook,
                      subrange with 1 replica, subrange with R replicas + reconciler; at /12 (or the widest
                      range) then H ClusterIP Services held (default 20000) and the R-replica run again,
-                     then the built-in alone with them held (no target); last, the built-in alone again,
-                     empty: its figures are the medians of both empty stretches.
+                     and once they are deleted the R-replica run empty a second time (W warm-up rounds):
+                     its figures are the medians of both empty stretches; then the built-in alone again,
+                     empty: its figures too are the medians of both stretches; last, at that range, the
+                     built-in alone with H Services it holds itself (no target).
                      Each run follows at least W rounds of N creates and deletes (default 3), more until the
                      JVMs' JIT has settled (three rounds in a row under 0.03 ms per create and delete), at
                      most L (default 12, or W if larger); subrange with 1 replica at most 3 L, with R

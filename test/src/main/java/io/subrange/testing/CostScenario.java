@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.subrange.testing.PrometheusSamples.Sample;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -56,6 +58,8 @@ final class CostScenario {
   private static final String BUILT_IN_HELD = "built-in-held";
   /** The harness's own process: the load client, and the balancer in front of the replicas. */
   private static final List<ProcessHandle> HARNESS = List.of(ProcessHandle.current());
+  /** The clock as test/scripts/machine-speed prints it (see clockTime). */
+  private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss");
   /** How long a measured run waits for compiles started before it (see awaitJitIdle). */
   private static final Duration JIT_IDLE_LIMIT = Duration.ofSeconds(5);
 
@@ -532,10 +536,12 @@ final class CostScenario {
     ApiServerTraffic trafficBefore = ApiServerTraffic.read(load);
     ApiServerProfile profile = options.apiServerProfileSeconds() == 0 || n > 1 ? null : ApiServerProfile.start(load,
         options.apiServerProfileSeconds(), workDir.resolve("apiserver-" + label + ".pprof"));
+    String startedAt = clockTime();
     CpuUse before = CpuUse.sample(processes);
     ServiceLoad.Report report = ServiceLoad.create(load, namespace, names, services, clients, options.pacing(),
         done -> { });
     CpuUse after = CpuUse.sample(processes);
+    String endedAt = clockTime();
     ApiServerTraffic trafficAfter = ApiServerTraffic.read(load);
     ThreadCpu webhookThreadsAfter = ThreadCpu.sample(webhooks);
     ThreadCpu reconcilerThreadsAfter = ThreadCpu.sample(reconciler);
@@ -545,6 +551,7 @@ final class CostScenario {
     BatchWaits waitsAfter = BatchWaits.read(subrange);
     Map<String, Double> cpu = after.millisPerCreate(before, report.created());
     System.out.printf("   %-11s %s%n", label, report.summary());
+    System.out.printf("   %-11s run %d from %s to %s%n", "", n, startedAt, endedAt);
     System.out.printf("   %-11s CPU: %s%n", "", CpuUse.describe(cpu));
     System.out.printf("   %-11s API server requests per create: %s%n", "",
         trafficAfter.describeSince(trafficBefore, report.created()));
@@ -631,6 +638,7 @@ final class CostScenario {
   private void warmUp(KubernetesClient load, String namespace, WarmUp warmUp, List<ProcessHandle> jvms,
       ReplicatedCluster subrange) {
     List<Double> compiling = new ArrayList<>();
+    String startedAt = clockTime();
     boolean settled = false;
     boolean measurable = false;
     int rounds = 0;
@@ -660,8 +668,8 @@ final class CostScenario {
       String state = jvms.isEmpty() ? "no JVM to settle"
           : !measurable ? "JIT not measurable here (no /proc)"
           : settled ? "JIT settled" : "JIT NOT settled (still compiling)";
-      System.out.printf("   %-11s warm-up: %d rounds of %d creates and deletes, %s; JIT ms per create and"
-          + " delete by round: %s%n", "", rounds, options.services(), state,
+      System.out.printf("   %-11s warm-up from %s to %s: %d rounds of %d creates and deletes, %s; JIT ms per"
+          + " create and delete by round: %s%n", "", startedAt, clockTime(), rounds, options.services(), state,
           compiling.stream().map(jit -> String.format("%.3f", jit)).collect(Collectors.joining(" ")));
     }
   }
@@ -721,6 +729,14 @@ final class CostScenario {
           usualPath - before.usualPath,
           waits > 0 ? String.format(" (%.0f ms each on average)", (seconds - before.seconds) * 1000 / waits) : "");
     }
+  }
+
+  /**
+   * The time of day as test/scripts/machine-speed prints it (local, to the second), so that a run's
+   * figures can be set beside the canary's samples of the same minutes.
+   */
+  private static String clockTime() {
+    return LocalTime.now().format(CLOCK);
   }
 
   /** The JVMs among the measured processes: subrange's, or the no-op webhook. */

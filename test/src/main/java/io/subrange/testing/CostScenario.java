@@ -336,19 +336,15 @@ final class CostScenario {
         Measured after = run(config, workDir, BUILT_IN_AFTER, options.warmUp(), Map.of(), null, null);
         results.put(BUILT_IN, bothStretches(BUILT_IN, "the webhooks", builtInBefore, after));
         if (held) {
-          // In the thirty-fourth to thirty-seventh rounds the API server took 2.4-2.5 ms more per
-          // create with the Services held than without, next to subrange: whether it does so alone
-          // too says how much of the held run's slowdown is the API server's own. The built-in
-          // holds them itself (subrange is gone), right after its own second empty stretch, which
-          // is its closest comparison in time. They stay: the control plane goes next.
+          // In the thirty-fourth, thirty-sixth and thirty-seventh rounds the API server took 2.4-2.5
+          // ms more per create with the Services held than without, next to subrange: whether it
+          // does so alone too says how much of the held run's slowdown is the API server's own. The
+          // built-in holds them itself (subrange is gone), right after its own second empty
+          // stretch, which is its closest comparison in time. They stay: the control plane goes next.
           hold(config, "the built-in");
           Measured builtInHeld = run(config, workDir, BUILT_IN_HELD, options.warmUp(), Map.of(), null, null);
           results.put(BUILT_IN_HELD, builtInHeld);
-          System.out.printf("   [----] /%d, %,d held, the built-in alone, against its empty runs just before: creates/s"
-                  + " empty / held %.2f; ms CPU per create held / empty: kube-apiserver %.2f / %.2f, etcd %.2f / %.2f%n",
-              prefix, options.held(), after.createsPerSecond() / builtInHeld.createsPerSecond(),
-              builtInHeld.cpu(CpuUse.KUBE_APISERVER), after.cpu(CpuUse.KUBE_APISERVER), builtInHeld.cpu(CpuUse.ETCD),
-              after.cpu(CpuUse.ETCD));
+          printBuiltInHeld(prefix, "against its empty runs just before", after, builtInHeld);
         }
       }
     }
@@ -895,12 +891,19 @@ final class CostScenario {
     }
     Measured builtInHeld = results.get(BUILT_IN_HELD);
     if (builtInHeld != null && builtIn != null) {
-      // No target: what the same held Services cost the API server and etcd without subrange.
-      System.out.printf("   [----] /%d, %,d held, the built-in alone: creates/s empty / held %.2f; ms CPU per create"
-              + " held / empty: kube-apiserver %.2f / %.2f, etcd %.2f / %.2f%n", prefix, options.held(),
-          builtIn.createsPerSecond() / builtInHeld.createsPerSecond(), builtInHeld.cpu(CpuUse.KUBE_APISERVER),
-          builtIn.cpu(CpuUse.KUBE_APISERVER), builtInHeld.cpu(CpuUse.ETCD), builtIn.cpu(CpuUse.ETCD));
+      printBuiltInHeld(prefix, "against all its empty runs", builtIn, builtInHeld);
     }
+  }
+
+  /**
+   * No target: what the held Services cost the API server and etcd without subrange, the built-in
+   * alone held against {@code empty}.
+   */
+  private void printBuiltInHeld(int prefix, String against, Measured empty, Measured held) {
+    System.out.printf("   [----] /%d, %,d held, the built-in alone, %s: creates/s empty / held %.2f; ms CPU per"
+            + " create held / empty: kube-apiserver %.2f / %.2f, etcd %.2f / %.2f%n", prefix, options.held(), against,
+        empty.createsPerSecond() / held.createsPerSecond(), held.cpu(CpuUse.KUBE_APISERVER),
+        empty.cpu(CpuUse.KUBE_APISERVER), held.cpu(CpuUse.ETCD), empty.cpu(CpuUse.ETCD));
   }
 
   /** subrange's cost beyond the no-op's: in the API server, etcd and the webhook JVMs. */

@@ -63,8 +63,9 @@ public final class LoadHarness {
                      Targets: subrange's CPU per create <= 1.5 ms (R replicas, all its JVMs) and <= 0.7 ms
                      (1 replica); held within 1.2x of empty; creates/s vs built-in >= 0.9 at /12, >= 0.5
                      at /16; p99 overhead <= 50 ms. An hour or two on 2 cores, more on a slow hour
-                     (--ranges 12 --only built-in,replicas,held-run: 107 minutes; three replicas' 72
-                     warm-up rounds alone at /12: about 40 minutes).
+                     (--ranges 12 --only built-in,replicas,held-run: 107 minutes, before the second
+                     empty stretch and the built-in's own held Services; three replicas' 72 warm-up
+                     rounds alone at /12: about 40 minutes).
                      --only built-in,no-op,one-replica,replicas,held-run measures some configurations,
                      for experiments: a run without all of them checks what it can and fails.
                      --api-server-profile S: a CPU profile of kube-apiserver over each measured run's

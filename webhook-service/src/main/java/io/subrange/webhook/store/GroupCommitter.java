@@ -8,7 +8,6 @@ import io.subrange.allocator.store.StoreUnavailableException;
 import io.subrange.webhook.Failures;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -32,9 +31,9 @@ import org.slf4j.LoggerFactory;
  * connection: it may or may not have landed), it waits a short, jittered, growing pause, reloads
  * the stored state, applies the requests not yet durable again (the same object gets back what it
  * already holds) and writes on what it has just read, until each request's budget runs out; then
- * it answers 503 and has granted nothing. Requests whose ranges were written in full are answered
- * at once, even when others in the same commit must retry (a failed shard holds back every request
- * in its range).
+ * it answers 503 and has granted nothing. Requests whose shards were all written are answered at
+ * once, even when others in the same commit must retry: a shard not written holds back only the
+ * requests that changed it ({@link ShardWriter.Attempt#stored}).
  *
  * <p>Only this thread changes the engine's picture of stored state ({@link StoredShards#refresh})
  * and writes ConfigMaps. Other threads hand it work through its queue: admission threads their
@@ -366,7 +365,7 @@ final class GroupCommitter {
       ShardWriter.Attempt attempt = applyAndExport(pending);
       writer.write(attempt);
       batch.wrote(attempt);
-      answerStored(batch, attempt.failedRanges());
+      answerStored(batch, attempt);
       if (pending.isEmpty()) {
         break;
       }
@@ -458,12 +457,12 @@ final class GroupCommitter {
     return attempt;
   }
 
-  /** Answers the requests none of whose ranges failed; the rest stay pending. */
-  private void answerStored(Batch batch, Set<RangeKey> failed) {
+  /** Answers the requests whose changes the attempt stored; the rest stay pending. */
+  private void answerStored(Batch batch, ShardWriter.Attempt attempt) {
     List<Mutation<?>> stored = new ArrayList<>();
     for (Iterator<Mutation<?>> it = batch.pending.iterator(); it.hasNext();) {
       Mutation<?> mutation = it.next();
-      if (Collections.disjoint(mutation.keys, failed)) {
+      if (attempt.stored(mutation.keys, mutation.offsets)) {
         stored.add(mutation);
         it.remove();
       }

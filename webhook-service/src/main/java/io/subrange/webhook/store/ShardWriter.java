@@ -78,7 +78,11 @@ final class ShardWriter implements AutoCloseable {
     private final Map<String, RangeWindow> windows = new LinkedHashMap<>();
     /** The range of each shard in {@link #windows}. */
     private final Map<String, RangeKey> windowKeys = new HashMap<>();
+    /** The head shard's place of each range written a shard at a time: which shard holds an offset. */
+    private final Map<RangeKey, ShardLayout.Place> heads = new HashMap<>();
+    /** Ranges with a shard that was not written. */
     private final Set<RangeKey> failed = new HashSet<>();
+    /** The shards that were not written, by name: read back before the next attempt. */
     private final Set<String> reread = new HashSet<>();
     /** The shards of {@link #reread} whose writes lost to another writer (409). */
     private final Set<String> lost = new HashSet<>();
@@ -96,13 +100,14 @@ final class ShardWriter implements AutoCloseable {
      *     range is written whole
      */
     void include(RangeKey key, Set<Long> changedOffsets) {
-      if (states.containsKey(key) || windowKeys.containsValue(key)) {
+      if (states.containsKey(key) || heads.containsKey(key)) {
         return;
       }
       // A bitmap range writes only the shards holding what changed; any other, whole.
       ShardLayout.Place head = Optional.ofNullable(shards.loaded(ShardNames.name(key, 0)))
           .flatMap(ShardLayout::placeOf).orElse(null);
       if (head != null && changedOffsets != null) {
+        heads.put(key, head);
         for (long offset : changedOffsets) {
           int index = head.indexOf(offset);
           String name = ShardNames.name(key, index);
@@ -115,9 +120,35 @@ final class ShardWriter implements AutoCloseable {
       }
     }
 
-    /** Ranges with a shard that was not written: each of their requests waits for another attempt. */
-    Set<RangeKey> failedRanges() {
-      return failed;
+    /**
+     * Whether a request's changes are stored: every shard holding an offset it changed was written
+     * (or said so already). In a range written whole (sparse ranges, pod CIDRs) a shard not
+     * written holds back every request that changed the range.
+     *
+     * <p>Only the shards a request changed count, not its whole range: a request held back by
+     * another's shard would be applied again on the next attempt, where a release finds its value
+     * already free and answers that it freed nothing, so the reconciler would not count it.
+     *
+     * @param keys the ranges the request changed
+     * @param changedOffsets the offsets it changed in them, by range ({@link AllocationEngine#drainChangedOffsets})
+     */
+    boolean stored(Set<RangeKey> keys, Map<RangeKey, Set<Long>> changedOffsets) {
+      for (RangeKey key : keys) {
+        if (!failed.contains(key)) {
+          continue;
+        }
+        ShardLayout.Place head = heads.get(key);
+        Set<Long> offsets = changedOffsets.get(key);
+        if (head == null || offsets == null) {
+          return false;
+        }
+        for (long offset : offsets) {
+          if (reread.contains(ShardNames.name(key, head.indexOf(offset)))) {
+            return false;
+          }
+        }
+      }
+      return true;
     }
 
     /** Whether a write lost to another writer (409), rather than failing. */

@@ -29,8 +29,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What a commit sends for a shard when its writes lose (409): after the first loss a plain read,
  * from the second failed attempt on a turn (a merge patch), and the write that follows drops the
- * turn's stamp; and what is left of a commit still losing when the store closes, or asked of it
- * after. fabric8's mock API server stores the shards; the 409s are its expectations, since a real
+ * turn's stamp; that a loss holds back only the requests that changed the shard lost, not the
+ * rest of its range; and what is left of a commit still losing when the store closes, or asked of
+ * it after. fabric8's mock API server stores the shards; the 409s are its expectations, since a real
  * API server loses a race only when another writer makes it.
  */
 @EnableKubernetesMockClient(crud = true)
@@ -39,6 +40,8 @@ class CommitRetryTest {
   private static final String NS = "subrange-state";
   private static final PortRange PORTS = PortRange.parse("30000-32767");
   private static final int PORT = 31000;
+  /** In the NodePorts' first shard; {@link #PORT} is in the second (512 ports each). */
+  private static final int PORT_IN_ANOTHER_SHARD = 30100;
 
   KubernetesClient client;
   KubernetesMockServer server;
@@ -82,6 +85,29 @@ class CommitRetryTest {
     assertThat(metrics.turnsTaken()).isEqualTo(1);
     assertThat(client.configMaps().inNamespace(NS).withName(shardPath.substring(shardPath.lastIndexOf('/') + 1))
         .get().getMetadata().getAnnotations()).doesNotContainKey(RangeConfigMaps.WRITE_TURN_ANNOTATION);
+    assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
+  }
+
+  @Test
+  void aReleaseWhoseShardWasWrittenSaysItFreedTheValueWhenAnotherShardOfItsRangeLoses() throws Exception {
+    Holder db = Holder.service("default", "db", "");
+    store.reserve(new ReservationRequest(db, List.of(), List.of(PortClaim.specific(PORT_IN_ANOTHER_SHARD)), false))
+        .join();
+    long commitsBefore = metrics.commits();
+    loses(1);
+    store.lingerBeforeCommit(Duration.ofMillis(500));  // so the release and the reservation share a commit
+
+    CompletableFuture<Boolean> freed = store.releaseNodePort(PORT_IN_ANOTHER_SHARD, db);
+    CompletableFuture<Void> reserved = CompletableFuture.runAsync(this::reservePort);
+    reserved.get(10, TimeUnit.SECONDS);
+
+    // Its shard was written on the first attempt; held back for the reservation's lost shard, it
+    // was applied again to a value already free and answered false, and the reconciler did not
+    // count the release.
+    assertThat(freed.get(1, TimeUnit.SECONDS)).as("the release freed the port").isTrue();
+    assertThat(metrics.commits() - commitsBefore).as("commits of the release and the reservation").isEqualTo(1);
+    assertThat(metrics.conflicts()).isEqualTo(1);
+    assertThat(store.holderOfNodePort(PORT_IN_ANOTHER_SHARD)).isEmpty();
     assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
   }
 

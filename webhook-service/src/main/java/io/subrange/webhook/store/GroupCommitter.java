@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * already holds) and writes on what it has just read, until each request's budget runs out; then
  * it answers 503 and has granted nothing. Requests whose shards were all written are answered at
  * once, even when others in the same commit must retry: a shard not written holds back only the
- * requests that changed it ({@link ShardWriter.Attempt#stored}).
+ * requests that changed it ({@link ShardWriter.Attempt#stored}), and the other requests of their
+ * objects.
  *
  * <p>Only this thread changes the engine's picture of stored state ({@link StoredShards#refresh})
  * and writes ConfigMaps. Other threads hand it work through its queue: admission threads their
@@ -457,12 +458,24 @@ final class GroupCommitter {
     return attempt;
   }
 
-  /** Answers the requests whose changes the attempt stored; the rest stay pending. */
+  /**
+   * Answers the requests whose changes the attempt stored, unless a request of the same object
+   * still waits; the rest stay pending. Requests of one object go together: a later one may answer
+   * with a value an earlier one took (it changed nothing there itself), in a shard that was not
+   * written, and the earlier one, applied again, may get another value.
+   */
   private void answerStored(Batch batch, ShardWriter.Attempt attempt) {
+    Set<String> objectsWaiting = new HashSet<>();
+    for (Mutation<?> mutation : batch.pending) {
+      if (mutation.holderKey != null && !attempt.stored(mutation.keys, mutation.offsets)) {
+        objectsWaiting.add(mutation.holderKey);
+      }
+    }
     List<Mutation<?>> stored = new ArrayList<>();
     for (Iterator<Mutation<?>> it = batch.pending.iterator(); it.hasNext();) {
       Mutation<?> mutation = it.next();
-      if (attempt.stored(mutation.keys, mutation.offsets)) {
+      if (attempt.stored(mutation.keys, mutation.offsets)
+          && (mutation.holderKey == null || !objectsWaiting.contains(mutation.holderKey))) {
         stored.add(mutation);
         it.remove();
       }

@@ -3,6 +3,7 @@ package io.subrange.webhook.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -15,6 +16,7 @@ import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
+import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,6 +44,9 @@ class CommitRetryTest {
   private static final int PORT = 31000;
   /** In the NodePorts' first shard; {@link #PORT} is in the second (512 ports each). */
   private static final int PORT_IN_ANOTHER_SHARD = 30100;
+  private static final int SHARD_SPAN = 512;
+  private static final int PORT_SHARDS = 6;
+  private static final String SHARDS_PATH = "/api/v1/namespaces/" + NS + "/configmaps/";
 
   KubernetesClient client;
   KubernetesMockServer server;
@@ -112,6 +117,38 @@ class CommitRetryTest {
   }
 
   @Test
+  void requestsOfOneObjectWaitForEachOthersShards() throws Exception {
+    store.lingerBeforeCommit(Duration.ofMillis(500));  // so both requests share a commit
+    int tries = 0;
+    for (;;) {
+      Holder web = Holder.service("default", "web-" + tries, "");
+      // Every NodePort shard but the first loses its next write.
+      for (int shard = 1; shard < PORT_SHARDS; shard++) {
+        server.expect().put().withPath(SHARDS_PATH + ShardNames.name(RangeKey.nodePorts(), shard))
+            .andReturn(409, conflict()).once();
+      }
+      // The second gets back the port the first takes (it changes nothing there) and takes one in
+      // the first shard, which is written.
+      CompletableFuture<Reservation> first = store.reserve(new ReservationRequest(web, List.of(),
+          List.of(PortClaim.dynamic()), false));
+      CompletableFuture<Reservation> second = store.reserve(new ReservationRequest(web, List.of(),
+          List.of(PortClaim.dynamic(), PortClaim.specific(PORT_IN_ANOTHER_SHARD + tries)), false));
+      List<Integer> answered = new ArrayList<>();
+      for (Reservation reservation : List.of(first.get(10, TimeUnit.SECONDS), second.get(10, TimeUnit.SECONDS))) {
+        reservation.ports().forEach(assignment -> answered.add(assignment.port()));
+      }
+      for (int port : answered) {
+        assertThat(store.holderOfNodePort(port)).as("port %d, answered to %s", port, web).contains(web);
+      }
+      // A first port in the first shard, which did not lose, shows nothing: take another object.
+      if (first.join().ports().get(0).port() - PORTS.first() >= SHARD_SPAN || ++tries == 5) {
+        assertThat(tries).as("tries until the first port fell outside the first shard").isLessThan(5);
+        return;
+      }
+    }
+  }
+
+  @Test
   void workThatArrivedDuringACommitIsAnsweredWhenTheStoreClosesMidCommit() throws Exception {
     loses(1000);
     drainRequests();
@@ -142,8 +179,12 @@ class CommitRetryTest {
 
   /** The shard's next {@code times} writes lose to "another writer". */
   private void loses(int times) {
-    server.expect().put().withPath(shardPath).andReturn(409, new StatusBuilder().withCode(409).withReason("Conflict")
-        .withMessage("Operation cannot be fulfilled on configmaps: the object has been modified").build()).times(times);
+    server.expect().put().withPath(shardPath).andReturn(409, conflict()).times(times);
+  }
+
+  private static Status conflict() {
+    return new StatusBuilder().withCode(409).withReason("Conflict")
+        .withMessage("Operation cannot be fulfilled on configmaps: the object has been modified").build();
   }
 
   private void reservePort() {

@@ -16,7 +16,6 @@ import io.subrange.allocator.store.AllocationEngine;
 import io.subrange.allocator.store.Holder;
 import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
-import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,9 +43,6 @@ class CommitRetryTest {
   private static final int PORT = 31000;
   /** In the NodePorts' first shard; {@link #PORT} is in the second (512 ports each). */
   private static final int PORT_IN_ANOTHER_SHARD = 30100;
-  private static final int SHARD_SPAN = 512;
-  private static final int PORT_SHARDS = 6;
-  private static final String SHARDS_PATH = "/api/v1/namespaces/" + NS + "/configmaps/";
 
   KubernetesClient client;
   KubernetesMockServer server;
@@ -114,38 +110,6 @@ class CommitRetryTest {
     assertThat(metrics.conflicts()).isEqualTo(1);
     assertThat(store.holderOfNodePort(PORT_IN_ANOTHER_SHARD)).isEmpty();
     assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
-  }
-
-  @Test
-  void requestsOfOneObjectWaitForEachOthersShards() throws Exception {
-    store.lingerBeforeCommit(Duration.ofMillis(500));  // so both requests share a commit
-    int tries = 0;
-    for (;;) {
-      Holder web = Holder.service("default", "web-" + tries, "");
-      // Every NodePort shard but the first loses its next write.
-      for (int shard = 1; shard < PORT_SHARDS; shard++) {
-        server.expect().put().withPath(SHARDS_PATH + ShardNames.name(RangeKey.nodePorts(), shard))
-            .andReturn(409, conflict()).once();
-      }
-      // The second gets back the port the first takes (it changes nothing there) and takes one in
-      // the first shard, which is written.
-      CompletableFuture<Reservation> first = store.reserve(new ReservationRequest(web, List.of(),
-          List.of(PortClaim.dynamic()), false));
-      CompletableFuture<Reservation> second = store.reserve(new ReservationRequest(web, List.of(),
-          List.of(PortClaim.dynamic(), PortClaim.specific(PORT_IN_ANOTHER_SHARD + tries)), false));
-      List<Integer> answered = new ArrayList<>();
-      for (Reservation reservation : List.of(first.get(10, TimeUnit.SECONDS), second.get(10, TimeUnit.SECONDS))) {
-        reservation.ports().forEach(assignment -> answered.add(assignment.port()));
-      }
-      for (int port : answered) {
-        assertThat(store.holderOfNodePort(port)).as("port %d, answered to %s", port, web).contains(web);
-      }
-      // A first port in the first shard, which did not lose, shows nothing: take another object.
-      if (first.join().ports().get(0).port() - PORTS.first() >= SHARD_SPAN || ++tries == 5) {
-        assertThat(tries).as("tries until the first port fell outside the first shard").isLessThan(5);
-        return;
-      }
-    }
   }
 
   @Test

@@ -465,17 +465,20 @@ final class GroupCommitter {
    * written, and the earlier one, applied again, may get another value.
    */
   private void answerStored(Batch batch, ShardWriter.Attempt attempt) {
-    Set<String> objectsWaiting = new HashSet<>();
+    Set<Mutation<?>> notStored = new HashSet<>();
+    Set<String> objectsWaiting = new HashSet<>();  // never null: releases have no holder key
     for (Mutation<?> mutation : batch.pending) {
-      if (mutation.holderKey != null && !attempt.stored(mutation.keys, mutation.offsets)) {
-        objectsWaiting.add(mutation.holderKey);
+      if (!attempt.stored(mutation.keys, mutation.offsets)) {
+        notStored.add(mutation);
+        if (mutation.holderKey != null) {
+          objectsWaiting.add(mutation.holderKey);
+        }
       }
     }
     List<Mutation<?>> stored = new ArrayList<>();
     for (Iterator<Mutation<?>> it = batch.pending.iterator(); it.hasNext();) {
       Mutation<?> mutation = it.next();
-      if (attempt.stored(mutation.keys, mutation.offsets)
-          && (mutation.holderKey == null || !objectsWaiting.contains(mutation.holderKey))) {
+      if (!notStored.contains(mutation) && !objectsWaiting.contains(mutation.holderKey)) {
         stored.add(mutation);
         it.remove();
       }

@@ -3,12 +3,12 @@ package io.subrange.webhook.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.subrange.allocator.band.StartStrategy;
 import io.subrange.allocator.band.ThreadLocalRandomGenerator;
 import io.subrange.allocator.net.Cidr;
 import io.subrange.allocator.port.PortRange;
@@ -18,6 +18,7 @@ import io.subrange.allocator.store.PortClaim;
 import io.subrange.allocator.store.RangeKey;
 import io.subrange.allocator.store.Reservation;
 import io.subrange.allocator.store.ReservationRequest;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What a commit sends for a shard when its writes lose (409): after the first loss a plain read,
  * from the second failed attempt on a turn (a merge patch), and the write that follows drops the
- * turn's stamp; that a loss holds back only the requests that changed the shard lost, not the
- * rest of its range; and what is left of a commit still losing when the store closes, or asked of
+ * turn's stamp; that a loss holds back only the requests that changed the shard lost, and the
+ * other requests of their objects, not the rest of its range; and what is left of a commit still losing when the store closes, or asked of
  * it after. fabric8's mock API server stores the shards; the 409s are its expectations, since a real
  * API server loses a race only when another writer makes it.
  */
@@ -44,6 +45,21 @@ class CommitRetryTest {
   private static final int PORT = 31000;
   /** In the NodePorts' first shard; {@link #PORT} is in the second (512 ports each). */
   private static final int PORT_IN_ANOTHER_SHARD = 30100;
+  /**
+   * Dynamic NodePorts start at the dynamic band's first port, in the first shard, so a test knows
+   * where one falls; the other tests ask for specific ports.
+   */
+  private static final StartStrategy FROM_THE_BAND_START = new StartStrategy() {
+    @Override
+    public int startIn(int bandSize) {
+      return 0;
+    }
+
+    @Override
+    public long startInUnsigned(long bandSize) {
+      return 0;
+    }
+  };
 
   KubernetesClient client;
   KubernetesMockServer server;
@@ -54,16 +70,15 @@ class CommitRetryTest {
 
   @BeforeEach
   void store() {
-    AllocationEngine engine = new AllocationEngine(PORTS, ThreadLocalRandomGenerator.INSTANCE);
+    AllocationEngine engine = new AllocationEngine(PORTS, FROM_THE_BAND_START, ThreadLocalRandomGenerator.INSTANCE,
+        Clock.systemUTC());
     store = new ConfigMapAllocationStore(engine, client, NS, Duration.ofSeconds(3), metrics);
     store.start(Duration.ofSeconds(10));
     store.addServiceRange("kubernetes", Cidr.parse("10.96.0.0/24"));
     for (RangeKey key : store.rangesToRebuild().keySet()) {
       store.install(store.emptyCopyOf(key).export(key)).join();
     }
-    ShardLayout layout = ShardLayout.of(RangeKey.nodePorts(), ShardEncoding.RANGE_ALLOCATION, PORTS.toString());
-    int shard = (int) ((PORT - PORTS.first()) / layout.span());
-    shardPath = "/api/v1/namespaces/" + NS + "/configmaps/" + ShardNames.name(RangeKey.nodePorts(), shard);
+    shardPath = pathOfShardHolding(PORT);
   }
 
   @AfterEach
@@ -105,8 +120,8 @@ class CommitRetryTest {
         Holder.service("default", "web", ""), List.of(), List.of(PortClaim.specific(PORT)), false));
     reserved.get(10, TimeUnit.SECONDS);
 
-    // Its shard was written on the first attempt; held back for the reservation's lost shard, it
-    // was applied again to a value already free and answered false, and the reconciler did not
+    // Its shard is written on the first attempt. Held back for the reservation's lost shard, it
+    // would be applied again to a value already free and answer false: the reconciler would not
     // count the release.
     assertThat(freed.get(1, TimeUnit.SECONDS)).as("the release freed the port").isTrue();
     // A commit is counted just after it answers its requests: wait for the count, then see that
@@ -120,6 +135,30 @@ class CommitRetryTest {
     assertThat(metrics.conflicts()).isEqualTo(1);
     assertThat(store.holderOfNodePort(PORT_IN_ANOTHER_SHARD)).isEmpty();
     assertThat(store.holderOfNodePort(PORT)).contains(Holder.service("default", "web", ""));
+  }
+
+  @Test
+  void requestsOfOneObjectAreAnsweredOnlyOnceAllTheirShardsAreWritten() throws Exception {
+    Holder web = Holder.service("default", "web", "");
+    loses(pathOfShardHolding(PORT_IN_ANOTHER_SHARD), 1);  // the first shard, where dynamic ports start
+    store.lingerBeforeCommit(Duration.ofMillis(500));  // so both requests share a commit
+
+    // The first takes a dynamic port in the first shard, which loses. The second gets that port
+    // back (changing nothing there) and takes PORT, whose shard is written: answered then, it would
+    // name a port that is not stored, since the first, applied again, gets PORT back instead.
+    CompletableFuture<Reservation> first = store.reserve(new ReservationRequest(web, List.of(),
+        List.of(PortClaim.dynamic()), false));
+    CompletableFuture<Reservation> second = store.reserve(new ReservationRequest(web, List.of(),
+        List.of(PortClaim.dynamic(), PortClaim.specific(PORT)), false));
+    List<Integer> answered = new ArrayList<>();
+    for (Reservation reservation : List.of(first.get(10, TimeUnit.SECONDS), second.get(10, TimeUnit.SECONDS))) {
+      reservation.ports().forEach(assignment -> answered.add(assignment.port()));
+    }
+
+    assertThat(metrics.conflicts()).as("the first shard's write lost").isEqualTo(1);
+    for (int port : answered) {
+      assertThat(store.holderOfNodePort(port)).as("port %d, answered to %s", port, web).contains(web);
+    }
   }
 
   @Test
@@ -153,12 +192,20 @@ class CommitRetryTest {
 
   /** The shard's next {@code times} writes lose to "another writer". */
   private void loses(int times) {
-    server.expect().put().withPath(shardPath).andReturn(409, conflict()).times(times);
+    loses(shardPath, times);
   }
 
-  private static Status conflict() {
-    return new StatusBuilder().withCode(409).withReason("Conflict")
-        .withMessage("Operation cannot be fulfilled on configmaps: the object has been modified").build();
+  /** The next {@code times} writes of the shard at {@code path} lose to "another writer". */
+  private void loses(String path, int times) {
+    server.expect().put().withPath(path).andReturn(409, new StatusBuilder().withCode(409).withReason("Conflict")
+        .withMessage("Operation cannot be fulfilled on configmaps: the object has been modified").build()).times(times);
+  }
+
+  /** The API path of the NodePort shard holding {@code port}. */
+  private static String pathOfShardHolding(int port) {
+    ShardLayout layout = ShardLayout.of(RangeKey.nodePorts(), ShardEncoding.RANGE_ALLOCATION, PORTS.toString());
+    int shard = (int) ((port - PORTS.first()) / layout.span());
+    return "/api/v1/namespaces/" + NS + "/configmaps/" + ShardNames.name(RangeKey.nodePorts(), shard);
   }
 
   private void reservePort() {
